@@ -1,0 +1,78 @@
+# edgeplane: a Kubernetes operator for edge nodes and their containers.
+
+# Tools and envtest binaries are built from the Go module proxy into this
+# cache, outside the repository, once per pinned version.
+export EDGEPLANE_CACHE ?= $(HOME)/.cache/edgeplane
+IMG ?= edgeplane/manager:latest
+KUBECTL ?= kubectl
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: ## Generate CRD YAML and the manager's ClusterRole from kubebuilder markers.
+	hack/generate.sh manifests
+
+.PHONY: generate
+generate: ## Generate DeepCopy methods of the API types.
+	hack/generate.sh objects
+
+.PHONY: fmt
+fmt: ## Run go fmt against code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet against code.
+	go vet ./...
+
+.PHONY: envtest
+envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run against.
+	hack/envtest-assets.sh
+
+.PHONY: test
+test: vet ## Run every test: schema, generated-code drift, controllers, facade (envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -count=1
+
+##@ Build
+
+.PHONY: build
+build: ## Build the binaries into bin/.
+	go build -o bin/ ./cmd/...
+
+.PHONY: run
+run: ## Run the manager against the cluster of the current kubeconfig.
+	go run ./cmd/manager
+
+.PHONY: dev
+dev: ## Bring up the whole system on this machine (not yet: see README).
+	@echo "make dev is not built yet: it is the issue 'Edge agent with a simulated runtime, and make dev'." >&2; exit 1
+
+##@ Deployment
+
+.PHONY: install
+install: ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUBECTL) kustomize config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: ## Uninstall the CRDs from the cluster of the current kubeconfig.
+	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: ## Deploy CRDs, RBAC and the manager (image IMG) to the cluster of the current kubeconfig.
+	$(KUBECTL) kustomize config/default | sed 's#image: edgeplane/manager:latest#image: $(IMG)#' | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy created.
+	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -

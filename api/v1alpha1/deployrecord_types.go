@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LabelServiceUID labels every DeployRecord with the UID of its EdgeService.
+const LabelServiceUID = "edge.edgeplane.io/service-uid"
+
+// RecordNode is a node a revision was placed on, as it was at that time.
+type RecordNode struct {
+	// nodeId is the EdgeNode's UID.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	NodeID string `json:"nodeId,omitempty"`
+
+	// nodeName is the EdgeNode's name.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// address is the node's address, host:port.
+	// +optional
+	// +kubebuilder:validation:MaxLength=261
+	Address string `json:"address,omitempty"`
+}
+
+// DeployRecordSpec is a snapshot of a service's deployment configuration at
+// one revision. It never changes once written.
+type DeployRecordSpec struct {
+	// serviceName is the name of the EdgeService.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ServiceName string `json:"serviceName"`
+
+	// revision is the service revision this record describes, from 1.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Revision int64 `json:"revision"`
+
+	// path is the service's folder at this revision.
+	// +optional
+	Path FolderPath `json:"path,omitempty"`
+
+	// image is the image, with the pull policy resolved.
+	// +required
+	Image ImageSpec `json:"image"`
+
+	// action is run or load.
+	// +optional
+	Action DeployAction `json:"action,omitempty"`
+
+	// cmd is the container start command and arguments.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Cmd []string `json:"cmd,omitempty"`
+
+	// config is the runtime configuration.
+	// +optional
+	Config *ServiceConfig `json:"config,omitempty"`
+
+	// vsoa is the messaging configuration.
+	// +optional
+	VSOA *VSOAConfig `json:"vsoa,omitempty"`
+
+	// policy is static or dynamic.
+	// +optional
+	Policy DeployPolicy `json:"policy,omitempty"`
+
+	// factor is the instance count of a dynamic service.
+	// +optional
+	Factor *int32 `json:"factor,omitempty"`
+
+	// nodeSelector is the node selector of a dynamic service.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// nodes are the nodes the revision was placed on when it was recorded.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10000
+	Nodes []RecordNode `json:"nodes,omitempty"`
+}
+
+// DeployRecordStatus is what happened to a revision after it was recorded.
+type DeployRecordStatus struct {
+	// conditions hold Deployed: True once every instance ran this revision.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DeployRecord is one entry of a service's deployment log: the configuration
+// of one revision. The EdgeService controller appends one for every change of
+// the configuration and owns it.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dr,categories=edge
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceName`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.spec.revision`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DeployRecord struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the recorded configuration; it is immutable.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="DeployRecord spec is immutable"
+	Spec DeployRecordSpec `json:"spec"`
+
+	// status is what happened to the revision.
+	// +optional
+	Status DeployRecordStatus `json:"status,omitempty"`
+}
+
+// DeployRecordList is a list of DeployRecords.
+// +kubebuilder:object:root=true
+type DeployRecordList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DeployRecord `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DeployRecord{}, &DeployRecordList{})
+}

@@ -1,0 +1,305 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeState says whether an edge node's agent is alive.
+// +kubebuilder:validation:Enum=online;offline
+type NodeState string
+
+const (
+	// NodeOnline means the node's Lease was renewed within the grace period.
+	NodeOnline NodeState = "online"
+	// NodeOffline means the node's Lease is missing or older than the grace period.
+	NodeOffline NodeState = "offline"
+)
+
+// ContainerState is the state of a container as the runtime reports it.
+// +kubebuilder:validation:Enum=created;running;exited;paused
+type ContainerState string
+
+const (
+	ContainerCreated ContainerState = "created"
+	ContainerRunning ContainerState = "running"
+	ContainerExited  ContainerState = "exited"
+	ContainerPaused  ContainerState = "paused"
+)
+
+// EdgeNodeSpec is what the platform team says about an edge node. Labels on
+// the EdgeNode object are used for placement of dynamic services.
+type EdgeNodeSpec struct {
+	// address is where the node's agent is reached, as host:port.
+	// +required
+	// +kubebuilder:validation:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\]):[0-9]{1,5}$')",message="must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080"
+	Address string `json:"address"`
+
+	// tls says whether the agent is reached over TLS.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+
+	// type is the expected lowercase operating-system kind, such as linux or
+	// sylixos. The agent reports the real one in status.nodeInfo.type.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_-]{0,31}$`
+	Type string `json:"type,omitempty"`
+
+	// arch is the expected CPU architecture, such as amd64 or arm64. The agent
+	// reports the real one in status.nodeInfo.arch.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]{1,32}$`
+	Arch string `json:"arch,omitempty"`
+}
+
+// NodeInfo describes the node as its agent sees it.
+type NodeInfo struct {
+	// type is the lowercase operating-system kind, such as linux or sylixos.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_-]{0,31}$`
+	Type string `json:"type,omitempty"`
+
+	// arch is the CPU architecture, such as amd64 or arm64.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]{1,32}$`
+	Arch string `json:"arch,omitempty"`
+
+	// osVersion is the version of the operating system.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	OSVersion string `json:"osVersion,omitempty"`
+
+	// runtimeVersion is the version of the container runtime.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	RuntimeVersion string `json:"runtimeVersion,omitempty"`
+
+	// agentVersion is the version of the edge agent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	AgentVersion string `json:"agentVersion,omitempty"`
+}
+
+// CPUUsage is a container's CPU use in percent (10 means 10%).
+type CPUUsage struct {
+	// total is the use over all cores, in percent.
+	// +optional
+	Total float64 `json:"total"`
+
+	// cores is the use of each core, in percent.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	Cores []float64 `json:"cores,omitempty"`
+}
+
+// MemoryUsage is a container's memory use in bytes.
+type MemoryUsage struct {
+	// limit is the memory limit; 0 means none.
+	// +optional
+	Limit int64 `json:"limit"`
+	// usage is the memory in use now.
+	// +optional
+	Usage int64 `json:"usage"`
+	// maxUsage is the most memory the container has used.
+	// +optional
+	MaxUsage int64 `json:"maxUsage"`
+}
+
+// SizeUsage is a container's disk use in bytes.
+type SizeUsage struct {
+	// usage is the disk space the container uses.
+	// +optional
+	Usage int64 `json:"usage"`
+	// limit is the disk limit; 0 means none.
+	// +optional
+	Limit int64 `json:"limit"`
+}
+
+// ObservedContainer is one container as the agent observes it on its node.
+type ObservedContainer struct {
+	// name is the container's name on the node, unique there.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// id is the runtime's container id; on the embedded real-time OS it equals name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ID string `json:"id,omitempty"`
+
+	// taskId links the container to an instance of an EdgeService
+	// (status.containers[].taskId there). Empty for containers edgeplane does
+	// not manage.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TaskID string `json:"taskId,omitempty"`
+
+	// revision is the service revision the container runs.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Revision int64 `json:"revision,omitempty"`
+
+	// state is the runtime state; empty means unknown.
+	// +optional
+	State ContainerState `json:"state,omitempty"`
+
+	// failedMessage says why the agent could not create or start the
+	// container at this revision. Empty when it did not fail.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	FailedMessage string `json:"failedMessage,omitempty"`
+
+	// image is the image ref the container runs, as name@tag#os.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Image string `json:"image,omitempty"`
+
+	// imageId is the runtime's id of the image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	ImageID string `json:"imageId,omitempty"`
+
+	// imageArch is the CPU architecture of the image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ImageArch string `json:"imageArch,omitempty"`
+
+	// createdTime is when the runtime created the container.
+	// +optional
+	CreatedTime *metav1.Time `json:"createdTime,omitempty"`
+
+	// startedTime is when the container last started.
+	// +optional
+	StartedTime *metav1.Time `json:"startedTime,omitempty"`
+
+	// restartCount counts the runtime's own restarts of the container.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RestartCount int32 `json:"restartCount,omitempty"`
+
+	// cpu is the CPU use.
+	// +optional
+	CPU *CPUUsage `json:"cpu,omitempty"`
+
+	// memory is the memory use.
+	// +optional
+	Memory *MemoryUsage `json:"memory,omitempty"`
+
+	// size is the disk use.
+	// +optional
+	Size *SizeUsage `json:"size,omitempty"`
+}
+
+// EdgeNodeStatus is the observed state of an edge node. The agent writes
+// nodeInfo, bootTime and containers; the controller writes the rest. Each
+// writes only its own fields (server-side apply with its own field manager).
+type EdgeNodeStatus struct {
+	// nodeInfo describes the node. Written by the agent.
+	// +optional
+	NodeInfo *NodeInfo `json:"nodeInfo,omitempty"`
+
+	// bootTime is when the node booted. Written by the agent.
+	// +optional
+	BootTime *metav1.Time `json:"bootTime,omitempty"`
+
+	// containers are the containers on the node. Written by the agent.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=2048
+	Containers []ObservedContainer `json:"containers,omitempty"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// status is online while the node's Lease is fresh, else offline.
+	// +optional
+	Status NodeState `json:"status,omitempty"`
+
+	// containerTotal counts the containers on the node.
+	// +optional
+	ContainerTotal int32 `json:"containerTotal,omitempty"`
+
+	// containerRunning counts the containers in state running (total less
+	// stopped and paused ones).
+	// +optional
+	ContainerRunning int32 `json:"containerRunning,omitempty"`
+
+	// containerManagedTotal counts the containers that belong to an EdgeService.
+	// +optional
+	ContainerManagedTotal int32 `json:"containerManagedTotal,omitempty"`
+
+	// containerManagedRunning counts the running containers that belong to an EdgeService.
+	// +optional
+	ContainerManagedRunning int32 `json:"containerManagedRunning,omitempty"`
+
+	// appTotal counts the EdgeServices with an instance placed on the node.
+	// +optional
+	AppTotal int32 `json:"appTotal,omitempty"`
+
+	// appRunning counts the EdgeServices with a running instance on the node.
+	// +optional
+	AppRunning int32 `json:"appRunning,omitempty"`
+
+	// conditions hold Ready: True while the node is online.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EdgeNode is an edge node that runs containers for edgeplane. Its agent
+// renews a Lease of the same name and reports the node's containers.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=en,categories=edge
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.status.nodeInfo.type`
+// +kubebuilder:printcolumn:name="Arch",type=string,JSONPath=`.status.nodeInfo.arch`
+// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.containerRunning`
+// +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.containerTotal`
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EdgeNode struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the platform team says about the node.
+	// +required
+	Spec EdgeNodeSpec `json:"spec"`
+
+	// status is what the agent and the controller observe.
+	// +optional
+	Status EdgeNodeStatus `json:"status,omitempty"`
+}
+
+// EdgeNodeList is a list of EdgeNodes.
+// +kubebuilder:object:root=true
+type EdgeNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EdgeNode `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EdgeNode{}, &EdgeNodeList{})
+}

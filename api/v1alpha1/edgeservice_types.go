@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeployStatus is where the deployment of one instance stands.
+// +kubebuilder:validation:Enum=deploying;failure;success
+type DeployStatus string
+
+const (
+	// DeployDeploying means the instance is not yet running at the current revision.
+	DeployDeploying DeployStatus = "deploying"
+	// DeployFailure means the agent failed to run the instance at the current revision.
+	DeployFailure DeployStatus = "failure"
+	// DeploySuccess means the instance runs at the current revision.
+	DeploySuccess DeployStatus = "success"
+)
+
+// EdgeServiceSpec is the deployment configuration of a service. Every field
+// but revisionHistoryLimit is part of the configuration: changing any of them
+// appends one DeployRecord.
+// +kubebuilder:validation:XValidation:rule="self.policy != 'static' || (has(self.nodes) && size(self.nodes) > 0)",message="a static service needs at least one node in nodes"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'static' || !has(self.factor)",message="factor is for dynamic services; a static service runs one instance on each of its nodes"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'dynamic' || (has(self.factor) && self.factor >= 1)",message="a dynamic service needs factor of at least 1"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'dynamic' || !has(self.nodes) || size(self.nodes) == 0",message="nodes is for static services; select nodes of a dynamic service with nodeSelector"
+// +kubebuilder:validation:XValidation:rule="self.policy != 'static' || !has(self.nodeSelector)",message="nodeSelector is for dynamic services"
+type EdgeServiceSpec struct {
+	// path is the service's folder in the path-label tree.
+	// +optional
+	// +kubebuilder:default="/"
+	Path FolderPath `json:"path,omitempty"`
+
+	// image is the image the service deploys.
+	// +required
+	Image ImageSpec `json:"image"`
+
+	// action says whether nodes run the image or only load it.
+	// +optional
+	// +kubebuilder:default=run
+	Action DeployAction `json:"action,omitempty"`
+
+	// cmd is the container start command and arguments.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Cmd []string `json:"cmd,omitempty"`
+
+	// config is the runtime configuration of the service's containers.
+	// +optional
+	Config *ServiceConfig `json:"config,omitempty"`
+
+	// vsoa is the messaging configuration.
+	// +optional
+	VSOA *VSOAConfig `json:"vsoa,omitempty"`
+
+	// policy says how instances are placed: static runs one instance on each
+	// node in nodes; dynamic runs factor instances spread over online nodes
+	// that fit the image and match nodeSelector.
+	// +optional
+	// +kubebuilder:default=static
+	Policy DeployPolicy `json:"policy,omitempty"`
+
+	// nodes are the EdgeNode names a static service runs on.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	Nodes []string `json:"nodes,omitempty"`
+
+	// nodeSelector narrows the nodes a dynamic service may run on by their labels.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// factor is the number of instances of a dynamic service. The scale
+	// subresource reads and writes it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	Factor *int32 `json:"factor,omitempty"`
+
+	// revisionHistoryLimit is how many DeployRecords are kept; older ones are
+	// pruned, never the current one. Changing it appends no record.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// ServiceInstance is one instance of a service, placed on one node.
+type ServiceInstance struct {
+	// taskId identifies the instance; fixed when the instance is created.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	TaskID string `json:"taskId"`
+
+	// name is the container's name, unique on its node.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// nodeName is the EdgeNode the instance is placed on.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// revision is the service revision the instance should run.
+	// +optional
+	Revision int64 `json:"revision,omitempty"`
+
+	// deployStatus is deploying until the agent reports the container running at
+	// revision (success) or failed (failure).
+	// +optional
+	DeployStatus DeployStatus `json:"deployStatus,omitempty"`
+
+	// failedMessage says why the deployment failed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	FailedMessage string `json:"failedMessage,omitempty"`
+
+	// deployNum counts the deployments of this instance.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DeployNum int32 `json:"deployNum,omitempty"`
+
+	// taskCreatedTime is when the instance was created.
+	// +optional
+	TaskCreatedTime metav1.MicroTime `json:"taskCreatedTime,omitempty"`
+
+	// createdTime is when the runtime created the container, as the agent reports it.
+	// +optional
+	CreatedTime *metav1.Time `json:"createdTime,omitempty"`
+}
+
+// EdgeServiceStatus is the observed state of a service.
+type EdgeServiceStatus struct {
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// revision is the current revision number: 1 for the first configuration,
+	// one more for each change.
+	// +optional
+	Revision int64 `json:"revision,omitempty"`
+
+	// currentRecord is the name of the DeployRecord of the current revision.
+	// +optional
+	CurrentRecord string `json:"currentRecord,omitempty"`
+
+	// replicas is the number of instances the service should have.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// readyReplicas is the number of instances running at the current revision.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// containers are the service's instances.
+	// +optional
+	// +listType=map
+	// +listMapKey=taskId
+	// +kubebuilder:validation:MaxItems=10000
+	Containers []ServiceInstance `json:"containers,omitempty"`
+
+	// conditions hold Available, Progressing and Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EdgeService is a service deployed as containers on edge nodes.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.factor,statuspath=.status.replicas
+// +kubebuilder:resource:shortName=es,categories=edge
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`,priority=1
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EdgeService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the deployment configuration.
+	// +required
+	Spec EdgeServiceSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status EdgeServiceStatus `json:"status,omitempty"`
+}
+
+// EdgeServiceList is a list of EdgeServices.
+// +kubebuilder:object:root=true
+type EdgeServiceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EdgeService `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EdgeService{}, &EdgeServiceList{})
+}

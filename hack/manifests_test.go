@@ -1,0 +1,69 @@
+package hack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+// TestDefaultManifestIsAccepted renders config/default with kubectl kustomize
+// and has a real kube-apiserver accept every object by server-side dry-run.
+func TestDefaultManifestIsAccepted(t *testing.T) {
+	env, err := testenv.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := exec.Command(filepath.Join(env.BinaryAssetsDirectory, "kubectl"), "kustomize", filepath.Join(testenv.RepoRoot(), "config", "default")).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v", err)
+	}
+
+	kinds := map[string]int{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	ctx := context.Background()
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		kinds[u.GetKind()]++
+		if u.GetKind() == "Namespace" {
+			// Later namespaced objects need it to exist; a dry run would not create it.
+			if err := c.Create(ctx, u); err != nil {
+				t.Fatalf("create Namespace %s: %v", u.GetName(), err)
+			}
+			continue
+		}
+		u.SetManagedFields(nil)
+		if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("test"), client.DryRunAll, client.ForceOwnership); err != nil {
+			t.Errorf("server-side dry-run of %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	for kind, n := range map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Role": 1, "RoleBinding": 1} {
+		if kinds[kind] != n {
+			t.Errorf("config/default renders %d %s, want %d", kinds[kind], kind, n)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Prints the path of a pinned Go tool, installing it from the Go module proxy
+# into a cache outside the repository on first use.
+#   hack/tool.sh controller-gen
+set -euo pipefail
+
+CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-v0.23.0}
+CACHE_DIR=${EDGEPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgeplane}
+
+case "${1:-}" in
+  controller-gen) pkg=sigs.k8s.io/controller-tools/cmd/controller-gen version=$CONTROLLER_TOOLS_VERSION ;;
+  *) echo "usage: $0 controller-gen" >&2; exit 2 ;;
+esac
+
+bin="$CACHE_DIR/bin/$1-$version"
+if [[ ! -x "$bin" ]]; then
+  echo "tool: installing $1 $version" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  GOBIN="$tmp" GOFLAGS=-mod=mod GOWORK=off go install "$pkg@$version" >&2
+  mkdir -p "$(dirname "$bin")"
+  mv "$tmp/$1" "$bin"
+fi
+echo "$bin"

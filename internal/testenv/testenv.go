@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testenv starts a real kube-apiserver and etcd (envtest) with the
+// edgeplane CRDs installed, for the test suites of every package.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// Scheme knows the built-in kinds and the edgeplane kinds.
+var Scheme = apiruntime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(edgev1alpha1.AddToScheme(Scheme))
+}
+
+// RepoRoot is the root of the edgeplane repository.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// AssetsDir returns the directory holding kube-apiserver, etcd and kubectl:
+// KUBEBUILDER_ASSETS when set, else the cache that hack/envtest-assets.sh
+// fills (building the binaries on first use).
+func AssetsDir() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "envtest-assets.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/envtest-assets.sh: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// New returns an envtest environment that installs the CRDs of config/crd/bases.
+func New() (*envtest.Environment, error) {
+	dir, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	return &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: dir,
+		Scheme:                Scheme,
+	}, nil
+}
