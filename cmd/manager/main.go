@@ -25,16 +25,13 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/controllers"
 )
-
-// The manager records Events on the objects it acts on.
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 func main() {
 	var (
@@ -42,6 +39,11 @@ func main() {
 		probeAddr      string
 		leaderElection bool
 	)
+	o := controllers.DefaultOptions()
+	flag.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the agents' Leases, one per EdgeNode, named after it.")
+	flag.DurationVar(&o.NodeGracePeriod, "node-grace-period", o.NodeGracePeriod, "How old a node's Lease may be before the node is offline.")
+	flag.DurationVar(&o.RescheduleGrace, "reschedule-grace-period", o.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
+	flag.DurationVar(&o.DeletionTimeout, "deletion-timeout", o.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
@@ -61,19 +63,22 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElection,
 		LeaderElectionID:       "edgeplane-manager.edge.edgeplane.io",
-		// The cache holds every object the controllers and the facade read;
-		// managedFields are never read, so they are not kept.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                  controllers.CacheOptions(o),
 	})
 	if err != nil {
 		log.Error(err, "Unable to create manager")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controllers.Setup(ctx, mgr, o); err != nil {
+		log.Error(err, "Unable to set up controllers")
 		os.Exit(1)
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
 
 	log.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "Manager exited with an error")
 		os.Exit(1)
 	}

@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types and reasons the controllers write.
+const (
+	// ConditionReady is True on an EdgeNode while its Lease is fresh.
+	ConditionReady = "Ready"
+	// ReasonAgentReady: the agent renewed the Lease within the grace period.
+	ReasonAgentReady = "AgentReady"
+	// ReasonLeaseExpired: the Lease was not renewed within the grace period.
+	ReasonLeaseExpired = "LeaseExpired"
+	// ReasonLeaseMissing: the node has no Lease; its agent never reported.
+	ReasonLeaseMissing = "LeaseMissing"
+
+	// ConditionAvailable is True on an EdgeService while every instance runs
+	// the current revision.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True on an EdgeService while instances are
+	// being deployed.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True on an EdgeService when an instance failed or
+	// could not be placed.
+	ConditionDegraded = "Degraded"
+
+	ReasonAllInstancesReady = "AllInstancesReady"
+	ReasonInstancesNotReady = "InstancesNotReady"
+	ReasonNoInstances       = "NoInstances"
+	ReasonDeploying         = "Deploying"
+	ReasonRolloutComplete   = "RolloutComplete"
+	ReasonDeployFailed      = "DeployFailed"
+	ReasonPlacementFailed   = "PlacementFailed"
+	ReasonAsExpected        = "AsExpected"
+	ReasonDeleting          = "Deleting"
+
+	// ConditionDeployed is True on a DeployRecord once every instance of the
+	// service ran its revision.
+	ConditionDeployed = "Deployed"
+
+	// ConditionParentReady is True on a ProvisionTemplate whose parent folder exists.
+	ConditionParentReady = "ParentReady"
+	ReasonParentExists   = "ParentExists"
+	ReasonParentMissing  = "ParentMissing"
+	// ReasonChildrenRemain: a folder being deleted waits for its entries.
+	ReasonChildrenRemain = "ChildrenRemain"
+)
+
+// Annotations and finalizers.
+const (
+	// AnnotationForceDelete on an EdgeService being deleted removes its
+	// finalizer at once, without waiting for agents to remove containers.
+	AnnotationForceDelete = "edge.edgeplane.io/force-delete"
+	// AnnotationConfigHash on a DeployRecord is the hash of the recorded configuration.
+	AnnotationConfigHash = "edge.edgeplane.io/config-hash"
+	// AnnotationGeneration on a DeployRecord is the service generation it records.
+	AnnotationGeneration = "edge.edgeplane.io/generation"
+	// FinalizerContainers holds an EdgeService until its containers are gone.
+	FinalizerContainers = "edge.edgeplane.io/containers"
+	// FinalizerChildren holds a folder until its entries are gone.
+	FinalizerChildren = "edge.edgeplane.io/children"
+)

@@ -1,0 +1,130 @@
+package controllers_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// agentFieldOwner is the field manager the tests write agent fields with.
+const agentFieldOwner = "edge-agent"
+
+// createNode creates an EdgeNode of an OS type with labels.
+func createNode(name, osType string, labels map[string]string) *edgev1alpha1.EdgeNode {
+	GinkgoHelper()
+	n := &edgev1alpha1.EdgeNode{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec:       edgev1alpha1.EdgeNodeSpec{Address: "10.1.0.1:7200", Type: osType, Arch: "amd64"},
+	}
+	Expect(k8sClient.Create(ctx, n)).To(Succeed())
+	return n
+}
+
+// renewLease renews the node's Lease as its agent would, creating it first.
+func renewLease(node string) {
+	GinkgoHelper()
+	now := metav1.NowMicro()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: opts.LeaseNamespace}}
+	err := k8sClient.Get(ctx, client.ObjectKeyFromObject(lease), lease)
+	if apierrors.IsNotFound(err) {
+		lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now}
+		Expect(k8sClient.Create(ctx, lease)).To(Succeed())
+		return
+	}
+	Expect(err).NotTo(HaveOccurred())
+	lease.Spec.RenewTime = &now
+	Expect(k8sClient.Update(ctx, lease)).To(Succeed())
+}
+
+// keepAlive renews the node's Lease every 300 ms until the spec ends.
+func keepAlive(node string) {
+	renewLease(node)
+	stop := make(chan struct{})
+	DeferCleanup(func() { close(stop) })
+	go func() {
+		defer GinkgoRecover()
+		t := time.NewTicker(300 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				renewLease(node)
+			}
+		}
+	}()
+}
+
+// report applies the agent's half of a node's status: its OS and containers.
+func report(node, osType string, containers ...edgev1alpha1.ObservedContainer) {
+	GinkgoHelper()
+	list := make([]any, 0, len(containers))
+	for i := range containers {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
+		Expect(err).NotTo(HaveOccurred())
+		list = append(list, u)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": edgev1alpha1.GroupVersion.String(),
+		"kind":       "EdgeNode",
+		"metadata":   map[string]any{"name": node},
+		"status": map[string]any{
+			"nodeInfo":   map[string]any{"type": osType, "arch": "amd64", "agentVersion": "test"},
+			"containers": list,
+		},
+	}}
+	Expect(k8sClient.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(agentFieldOwner), client.ForceOwnership)).To(Succeed())
+}
+
+// running is a container the agent reports running at a revision.
+func running(inst edgev1alpha1.ServiceInstance, rev int64) edgev1alpha1.ObservedContainer {
+	return edgev1alpha1.ObservedContainer{
+		Name: inst.Name, ID: "rt-" + inst.TaskID[:8], TaskID: inst.TaskID, Revision: rev,
+		State: edgev1alpha1.ContainerRunning, StartedTime: ptr.To(metav1.Now()),
+	}
+}
+
+func getNode(name string) *edgev1alpha1.EdgeNode {
+	GinkgoHelper()
+	n := &edgev1alpha1.EdgeNode{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Name: name}, n)).To(Succeed())
+	return n
+}
+
+func getService(ns, name string) *edgev1alpha1.EdgeService {
+	GinkgoHelper()
+	s := &edgev1alpha1.EdgeService{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
+	return s
+}
+
+// records lists a service's DeployRecords from the API server, by revision.
+func records(ns, service string) []edgev1alpha1.DeployRecord {
+	GinkgoHelper()
+	list := &edgev1alpha1.DeployRecordList{}
+	Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	var out []edgev1alpha1.DeployRecord
+	for _, r := range list.Items {
+		if r.Spec.ServiceName == service {
+			out = append(out, r)
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Spec.Revision < out[j-1].Spec.Revision; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,260 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/index"
+)
+
+// EdgeNodeReconciler keeps the controller's half of EdgeNode status: online
+// or offline from the node's Lease, the Ready condition and the counts of
+// containers and services on the node. The agent's half (nodeInfo, bootTime,
+// containers) is never written here.
+type EdgeNodeReconciler struct {
+	client.Client
+	Recorder recorder.EventRecorder
+	Clock    clock.PassiveClock
+	// LeaseNamespace holds one Lease per node, named after the node.
+	LeaseNamespace string
+	// GracePeriod is how old a Lease may be before its node is offline.
+	GracePeriod time.Duration
+}
+
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes/status,verbs=get;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one EdgeNode's controller-owned status up to date.
+func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	node := &edgev1alpha1.EdgeNode{}
+	if err := r.Get(ctx, req.NamespacedName, node); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	lease := &coordinationv1.Lease{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: r.LeaseNamespace, Name: node.Name}, lease); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		lease = nil
+	}
+	state, reason, message, expiresIn := r.liveness(lease)
+
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := r.List(ctx, services, client.MatchingFields{index.ServiceByNode: node.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	want := node.Status.DeepCopy()
+	want.Status = state
+	want.ObservedGeneration = node.Generation
+	countContainers(want, node.Name, services.Items)
+	readyStatus := metav1.ConditionTrue
+	if state == edgev1alpha1.NodeOffline {
+		readyStatus = metav1.ConditionUnknown
+	}
+	want.Conditions = setCondition(want.Conditions, node.Generation, edgev1alpha1.ConditionReady, readyStatus, reason, message)
+
+	if !equality.Semantic.DeepEqual(want, &node.Status) {
+		if err := r.applyStatus(ctx, node, want); err != nil {
+			return ctrl.Result{}, err
+		}
+		if node.Status.Status != state {
+			log.Info("Node changed state", "from", node.Status.Status, "to", state)
+			if state == edgev1alpha1.NodeOnline {
+				r.Recorder.Eventf(node, nil, corev1.EventTypeNormal, "NodeOnline", "Reconcile", "Node is online: %s", message)
+			} else if node.Status.Status != "" || lease != nil {
+				r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NodeOffline", "Reconcile", "Node is offline: %s", message)
+			}
+		}
+	}
+	if expiresIn > 0 {
+		// Come back exactly when the Lease would expire; renewals of a
+		// live Lease need no reconcile of their own.
+		return ctrl.Result{RequeueAfter: expiresIn}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// liveness tells the node's state from its Lease, and how long until a live
+// Lease expires.
+func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration) {
+	if lease == nil {
+		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0
+	}
+	renewed := lease.CreationTimestamp.Time
+	if lease.Spec.RenewTime != nil {
+		renewed = lease.Spec.RenewTime.Time
+	}
+	left := renewed.Add(r.GracePeriod).Sub(r.Clock.Now())
+	if left <= 0 {
+		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseExpired,
+			fmt.Sprintf("The agent has not renewed its Lease within the grace period of %s.", r.GracePeriod), 0
+	}
+	return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, "The agent renews its Lease.", left
+}
+
+// countContainers fills in the container and service counts of a node from
+// the containers its agent reports and the services placed on it.
+func countContainers(st *edgev1alpha1.EdgeNodeStatus, nodeName string, services []edgev1alpha1.EdgeService) {
+	serviceOfTask := map[string]int{}
+	for i, s := range services {
+		for _, inst := range s.Status.Containers {
+			if inst.NodeName == nodeName {
+				serviceOfTask[inst.TaskID] = i
+			}
+		}
+	}
+	st.ContainerTotal, st.ContainerRunning, st.ContainerManagedTotal, st.ContainerManagedRunning = 0, 0, 0, 0
+	running := map[int]bool{}
+	for _, c := range st.Containers {
+		st.ContainerTotal++
+		isRunning := c.State == edgev1alpha1.ContainerRunning
+		if isRunning {
+			st.ContainerRunning++
+		}
+		svc, managed := serviceOfTask[c.TaskID]
+		if !managed || c.TaskID == "" {
+			continue
+		}
+		st.ContainerManagedTotal++
+		if isRunning {
+			st.ContainerManagedRunning++
+			running[svc] = true
+		}
+	}
+	placed := map[int]bool{}
+	for _, svc := range serviceOfTask {
+		placed[svc] = true
+	}
+	st.AppTotal, st.AppRunning = int32(len(placed)), int32(len(running))
+}
+
+// applyStatus writes the controller-owned fields of the status by
+// server-side apply, leaving the agent's fields to the agent.
+func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1.EdgeNode, st *edgev1alpha1.EdgeNodeStatus) error {
+	conds := make([]any, 0, len(st.Conditions))
+	for _, c := range st.Conditions {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+		if err != nil {
+			return err
+		}
+		conds = append(conds, u)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": edgev1alpha1.GroupVersion.String(),
+		"kind":       "EdgeNode",
+		"metadata":   map[string]any{"name": node.Name},
+		"status": map[string]any{
+			"observedGeneration":      st.ObservedGeneration,
+			"status":                  string(st.Status),
+			"containerTotal":          int64(st.ContainerTotal),
+			"containerRunning":        int64(st.ContainerRunning),
+			"containerManagedTotal":   int64(st.ContainerManagedTotal),
+			"containerManagedRunning": int64(st.ContainerManagedRunning),
+			"appTotal":                int64(st.AppTotal),
+			"appRunning":              int64(st.AppRunning),
+			"conditions":              conds,
+		},
+	}}
+	return r.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
+
+// SetupWithManager wires the reconciler to EdgeNodes, their Leases and the
+// services placed on them.
+func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&edgev1alpha1.EdgeNode{}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.nodeOfLease),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.LeaseNamespace }),
+				predicate.Funcs{UpdateFunc: r.renewalMatters})).
+		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				enqueueNodes(q, e.Object)
+			},
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if !equality.Semantic.DeepEqual(placements(e.ObjectOld), placements(e.ObjectNew)) {
+					enqueueNodes(q, e.ObjectOld)
+					enqueueNodes(q, e.ObjectNew)
+				}
+			},
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				enqueueNodes(q, e.Object)
+			},
+		}).
+		Named("edgenode").
+		Complete(r)
+}
+
+func (r *EdgeNodeReconciler) nodeOfLease(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
+}
+
+// renewalMatters lets through the renewals of nodes that are not online:
+// a live node's renewals only push its expiry further, and the reconcile
+// queued for that expiry reads the newest Lease anyway.
+func (r *EdgeNodeReconciler) renewalMatters(e event.UpdateEvent) bool {
+	node := &edgev1alpha1.EdgeNode{}
+	err := r.Get(context.Background(), types.NamespacedName{Name: e.ObjectNew.GetName()}, node)
+	return err == nil && node.Status.Status != edgev1alpha1.NodeOnline
+}
+
+// placements are the (node, task) pairs of a service's instances.
+func placements(o client.Object) map[string]string {
+	s, ok := o.(*edgev1alpha1.EdgeService)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(s.Status.Containers))
+	for _, i := range s.Status.Containers {
+		out[i.TaskID] = i.NodeName
+	}
+	return out
+}
+
+func enqueueNodes(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+	for _, node := range placements(o) {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: node}})
+	}
+}

@@ -1,0 +1,152 @@
+package controllers_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+func nodeState(name string) func() edgev1alpha1.NodeState {
+	return func() edgev1alpha1.NodeState { return getNode(name).Status.Status }
+}
+
+var _ = Describe("EdgeNode liveness", func() {
+	It("is offline without a Lease, online while the agent renews it, offline after the grace period", func() {
+		createNode("live-1", "linux", nil)
+		Eventually(nodeState("live-1")).Should(Equal(edgev1alpha1.NodeOffline))
+		ready := meta.FindStatusCondition(getNode("live-1").Status.Conditions, edgev1alpha1.ConditionReady)
+		Expect(ready).NotTo(BeNil())
+		Expect(ready.Status).To(Equal(metav1.ConditionUnknown))
+		Expect(ready.Reason).To(Equal(edgev1alpha1.ReasonLeaseMissing))
+
+		renewLease("live-1")
+		Eventually(nodeState("live-1")).Should(Equal(edgev1alpha1.NodeOnline))
+		Expect(meta.IsStatusConditionTrue(getNode("live-1").Status.Conditions, edgev1alpha1.ConditionReady)).To(BeTrue())
+
+		By("staying online while the Lease is renewed")
+		stop := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(300 * time.Millisecond):
+					renewLease("live-1")
+				}
+			}
+		}()
+		Consistently(nodeState("live-1"), 3*opts.NodeGracePeriod/2, 100*time.Millisecond).Should(Equal(edgev1alpha1.NodeOnline))
+		close(stop)
+
+		By("going offline once renewals stop, with nothing else happening")
+		stopped := time.Now()
+		Eventually(nodeState("live-1"), 4*opts.NodeGracePeriod).Should(Equal(edgev1alpha1.NodeOffline))
+		Expect(time.Since(stopped)).To(BeNumerically(">=", opts.NodeGracePeriod-500*time.Millisecond))
+		ready = meta.FindStatusCondition(getNode("live-1").Status.Conditions, edgev1alpha1.ConditionReady)
+		Expect(ready.Status).To(Equal(metav1.ConditionUnknown))
+		Expect(ready.Reason).To(Equal(edgev1alpha1.ReasonLeaseExpired))
+
+		By("coming back online on the next renewal")
+		renewLease("live-1")
+		Eventually(nodeState("live-1"), opts.NodeGracePeriod).Should(Equal(edgev1alpha1.NodeOnline))
+	})
+})
+
+var _ = Describe("EdgeNode counts", func() {
+	It("counts containers and services from the agent's report and the services placed on the node", func() {
+		createNode("count-1", "linux", nil)
+		keepAlive("count-1")
+		svc := newStatic("default", "counted", "count-1")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		inst := waitInstances(svc, 1)[0]
+
+		report("count-1", "linux",
+			running(inst, 1),
+			edgev1alpha1.ObservedContainer{Name: "unmanaged-running", State: edgev1alpha1.ContainerRunning},
+			edgev1alpha1.ObservedContainer{Name: "unmanaged-exited", State: edgev1alpha1.ContainerExited},
+			edgev1alpha1.ObservedContainer{Name: "unmanaged-paused", State: edgev1alpha1.ContainerPaused},
+			edgev1alpha1.ObservedContainer{Name: "stale-task", TaskID: "no-such-task", State: edgev1alpha1.ContainerRunning},
+		)
+		Eventually(func() edgev1alpha1.EdgeNodeStatus { return getNode("count-1").Status }).Should(And(
+			HaveField("ContainerTotal", int32(5)),
+			HaveField("ContainerRunning", int32(3)),
+			HaveField("ContainerManagedTotal", int32(1)),
+			HaveField("ContainerManagedRunning", int32(1)),
+			HaveField("AppTotal", int32(1)),
+			HaveField("AppRunning", int32(1)),
+		))
+
+		By("following the agent when the managed container stops")
+		stopped := running(inst, 1)
+		stopped.State = edgev1alpha1.ContainerExited
+		report("count-1", "linux", stopped)
+		Eventually(func() edgev1alpha1.EdgeNodeStatus { return getNode("count-1").Status }).Should(And(
+			HaveField("ContainerTotal", int32(1)),
+			HaveField("ContainerRunning", int32(0)),
+			HaveField("ContainerManagedTotal", int32(1)),
+			HaveField("ContainerManagedRunning", int32(0)),
+			HaveField("AppTotal", int32(1)),
+			HaveField("AppRunning", int32(0)),
+		))
+	})
+})
+
+var _ = Describe("EdgeNode status ownership", func() {
+	It("keeps the agent's and the controller's fields apart when their writes interleave", func() {
+		createNode("owners-1", "linux", nil)
+		for i := 0; i < 5; i++ {
+			renewLease("owners-1")
+			containers := make([]edgev1alpha1.ObservedContainer, i+1)
+			for j := range containers {
+				containers[j] = edgev1alpha1.ObservedContainer{Name: "c" + string(rune('a'+j)), State: edgev1alpha1.ContainerRunning,
+					CPU: &edgev1alpha1.CPUUsage{Total: 12.5, Cores: []float64{10, 15}}, Memory: &edgev1alpha1.MemoryUsage{Usage: int64(j) << 20}}
+			}
+			report("owners-1", "linux", containers...)
+			want := int32(i + 1)
+			// The controller answers each agent write with its own; the
+			// agent's fields must survive it, and the counts follow them.
+			Eventually(func() edgev1alpha1.EdgeNodeStatus { return getNode("owners-1").Status }).Should(And(
+				HaveField("Status", edgev1alpha1.NodeOnline),
+				HaveField("ContainerTotal", want),
+				HaveField("Containers", HaveLen(int(want))),
+				HaveField("NodeInfo.AgentVersion", "test"),
+			))
+		}
+		n := getNode("owners-1")
+		Expect(n.Status.Containers[0].CPU.Total).To(Equal(12.5))
+
+		managers := map[string][]string{}
+		full := &edgev1alpha1.EdgeNode{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(n), full)).To(Succeed())
+		for _, mf := range full.ManagedFields {
+			if mf.Subresource == "status" {
+				managers[mf.Manager] = append(managers[mf.Manager], string(mf.FieldsV1.Raw))
+			}
+		}
+		Expect(managers).To(HaveKey(agentFieldOwner))
+		Expect(managers).To(HaveKey("edgeplane-controller"))
+		Expect(managers["edgeplane-controller"][0]).NotTo(ContainSubstring("f:containers"))
+		Expect(managers[agentFieldOwner][0]).NotTo(ContainSubstring("f:containerTotal"))
+	})
+
+	It("writes no status when nothing changed", func() {
+		createNode("quiet-1", "linux", nil)
+		keepAlive("quiet-1")
+		Eventually(nodeState("quiet-1")).Should(Equal(edgev1alpha1.NodeOnline))
+		// Wake the reconciler with a change that alters nothing it writes.
+		n := getNode("quiet-1")
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Annotations = map[string]string{"touched": "yes"}
+		Expect(k8sClient.Patch(ctx, n, patch)).To(Succeed())
+		rv := n.ResourceVersion
+		Consistently(func() string { return getNode("quiet-1").ResourceVersion }, 2*opts.NodeGracePeriod, 100*time.Millisecond).Should(Equal(rv))
+	})
+})
+

@@ -1,0 +1,433 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/names"
+)
+
+// EdgeServiceReconciler places a service's instances on nodes, follows their
+// deployment through the agents' reports, and appends a DeployRecord for
+// every change of the service's deployment configuration.
+type EdgeServiceReconciler struct {
+	client.Client
+	// APIReader reads past the cache, to settle a create that met AlreadyExists.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	Clock     clock.PassiveClock
+	// RescheduleGrace is how long a node may stay offline before the
+	// instances of dynamic services move off it.
+	RescheduleGrace time.Duration
+	// DeletionTimeout bounds how long a deleted service waits for agents to
+	// remove its containers.
+	DeletionTimeout time.Duration
+
+	history *configHistory
+}
+
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices/status,verbs=get;patch
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices/finalizers,verbs=update
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=deployrecords,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=deployrecords/status,verbs=get;patch
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes,verbs=get;list;watch
+
+// Reconcile runs the phases of one service: finalizer, placement, records,
+// instance status, labels, status.
+func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	svc := &edgev1alpha1.EdgeService{}
+	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if svc.DeletionTimestamp != nil {
+		return r.finalize(ctx, svc)
+	}
+	if !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers) {
+		patch := client.MergeFrom(svc.DeepCopy())
+		controllerutil.AddFinalizer(svc, edgev1alpha1.FinalizerContainers)
+		if err := r.Patch(ctx, svc, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	now := r.Clock.Now()
+
+	nodes, err := r.nodesFor(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := r.place(svc, nodes, now)
+
+	records, err := r.listRecords(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	current, err := r.syncRecords(ctx, svc, records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
+		return recordNodes(spec, p.instances, nodes)
+	})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	want := svc.Status.DeepCopy()
+	want.ObservedGeneration = svc.Generation
+	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
+	want.Containers = r.follow(svc, p.instances, nodes, current.Spec.Revision)
+	r.setServiceConditions(svc, want, p)
+
+	if err := r.syncPlacementLabels(ctx, svc, want.Containers); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !equality.Semantic.DeepEqual(want, &svc.Status) {
+		r.emitTransitions(svc, want)
+		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		svc.Status = *want
+		if err := r.Status().Patch(ctx, svc, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	if err := r.markDeployed(ctx, current, want); err != nil {
+		return ctrl.Result{}, err
+	}
+	records, err = r.listRecords(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.pruneRecords(ctx, svc, records, current.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
+}
+
+// nodesFor returns the nodes placement looks at: the listed nodes of a
+// static service, every node for a dynamic one and the nodes of existing
+// instances.
+func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService) (map[string]*edgev1alpha1.EdgeNode, error) {
+	out := map[string]*edgev1alpha1.EdgeNode{}
+	if svc.Spec.Policy == edgev1alpha1.PolicyDynamic {
+		list := &edgev1alpha1.EdgeNodeList{}
+		if err := r.List(ctx, list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
+		return out, nil
+	}
+	want := append([]string(nil), svc.Spec.Nodes...)
+	for _, inst := range svc.Status.Containers {
+		want = append(want, inst.NodeName)
+	}
+	for _, name := range want {
+		if _, done := out[name]; done {
+			continue
+		}
+		n := &edgev1alpha1.EdgeNode{}
+		if err := r.Get(ctx, types.NamespacedName{Name: name}, n); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, err
+			}
+			continue
+		}
+		out[name] = n
+	}
+	return out, nil
+}
+
+// observed finds the container an agent reports for an instance.
+func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.ServiceInstance) *edgev1alpha1.ObservedContainer {
+	n := nodes[inst.NodeName]
+	if n == nil {
+		return nil
+	}
+	for i := range n.Status.Containers {
+		if n.Status.Containers[i].TaskID == inst.TaskID {
+			return &n.Status.Containers[i]
+		}
+	}
+	return nil
+}
+
+// follow moves each instance to the current revision and reads its
+// deployment status from the agent's report.
+func (r *EdgeServiceReconciler) follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
+	out := make([]edgev1alpha1.ServiceInstance, 0, len(instances))
+	for _, inst := range instances {
+		if inst.Revision != rev {
+			inst.Revision = rev
+			inst.DeployNum++
+			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
+		}
+		obs := observed(nodes, inst)
+		switch {
+		case obs == nil || obs.Revision != rev:
+			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
+		case obs.FailedMessage != "":
+			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployFailure, obs.FailedMessage
+		case obs.State == edgev1alpha1.ContainerRunning,
+			svc.Spec.Action == edgev1alpha1.ActionLoad && obs.State != "",
+			inst.DeployStatus == edgev1alpha1.DeploySuccess:
+			// Success sticks for the revision: a container that exits later
+			// is a runtime state, not a failed deployment.
+			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeploySuccess, ""
+		default:
+			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
+		}
+		if obs != nil {
+			inst.CreatedTime = obs.CreatedTime
+		}
+		out = append(out, inst)
+	}
+	return out
+}
+
+// setServiceConditions derives replicas and the Available, Progressing and
+// Degraded conditions.
+func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement) {
+	st.Replicas, st.ReadyReplicas = p.desired, 0
+	deploying := 0
+	var failed []string
+	for _, inst := range st.Containers {
+		switch inst.DeployStatus {
+		case edgev1alpha1.DeploySuccess:
+			st.ReadyReplicas++
+		case edgev1alpha1.DeployFailure:
+			failed = append(failed, fmt.Sprintf("instance %s on node %s: %s", inst.Name, inst.NodeName, inst.FailedMessage))
+		default:
+			deploying++
+		}
+	}
+	gen := svc.Generation
+	switch {
+	case st.Replicas == 0:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonNoInstances, "The service has no instances to run.")
+	case st.ReadyReplicas >= st.Replicas:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionTrue, edgev1alpha1.ReasonAllInstancesReady,
+			fmt.Sprintf("All %d instances run revision %d.", st.Replicas, st.Revision))
+	default:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonInstancesNotReady,
+			fmt.Sprintf("%d of %d instances run revision %d.", st.ReadyReplicas, st.Replicas, st.Revision))
+	}
+	if deploying > 0 {
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying,
+			fmt.Sprintf("%d instances are being deployed at revision %d.", deploying, st.Revision))
+	} else {
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete,
+			fmt.Sprintf("No instance is being deployed; revision %d is current.", st.Revision))
+	}
+	switch {
+	case len(p.problems) > 0:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonPlacementFailed,
+			"Cannot place every instance: "+strings.Join(p.problems, "; ")+".")
+	case len(failed) > 0:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonDeployFailed,
+			"Deployment failed for "+strings.Join(failed, "; "))
+	default:
+		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected, "Every instance is placed and none failed.")
+	}
+}
+
+// emitTransitions records Events for what changed for the worse.
+func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, want *edgev1alpha1.EdgeServiceStatus) {
+	before := map[string]edgev1alpha1.DeployStatus{}
+	for _, inst := range svc.Status.Containers {
+		before[inst.TaskID] = inst.DeployStatus
+	}
+	for _, inst := range want.Containers {
+		if inst.DeployStatus == edgev1alpha1.DeployFailure && before[inst.TaskID] != edgev1alpha1.DeployFailure {
+			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy",
+				"Instance %s on node %s failed at revision %d: %s", inst.Name, inst.NodeName, inst.Revision, inst.FailedMessage)
+		}
+	}
+	old := meta.FindStatusCondition(svc.Status.Conditions, edgev1alpha1.ConditionDegraded)
+	now := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionDegraded)
+	if now != nil && now.Reason == edgev1alpha1.ReasonPlacementFailed && (old == nil || old.Message != now.Message) {
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", now.Message)
+	}
+}
+
+// syncPlacementLabels labels the service with one key per node it has
+// instances on, so that each agent can watch just its own services.
+func (r *EdgeServiceReconciler) syncPlacementLabels(ctx context.Context, svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance) error {
+	want := map[string]bool{}
+	for _, inst := range instances {
+		want[names.PlacementLabel(inst.NodeName)] = true
+	}
+	changed := false
+	for k := range svc.Labels {
+		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
+			changed = true
+		}
+	}
+	for k := range want {
+		if _, ok := svc.Labels[k]; !ok {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	for k := range svc.Labels {
+		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
+			delete(svc.Labels, k)
+		}
+	}
+	if svc.Labels == nil {
+		svc.Labels = map[string]string{}
+	}
+	for k := range want {
+		svc.Labels[k] = ""
+	}
+	return r.Patch(ctx, svc, patch)
+}
+
+// markDeployed sets Deployed on the current record once every instance runs it.
+func (r *EdgeServiceReconciler) markDeployed(ctx context.Context, rec *edgev1alpha1.DeployRecord, st *edgev1alpha1.EdgeServiceStatus) error {
+	if st.Replicas == 0 || st.ReadyReplicas < st.Replicas || meta.IsStatusConditionTrue(rec.Status.Conditions, edgev1alpha1.ConditionDeployed) {
+		return nil
+	}
+	patch := client.MergeFrom(rec.DeepCopy())
+	rec.Status.Conditions = setCondition(rec.Status.Conditions, rec.Generation, edgev1alpha1.ConditionDeployed, metav1.ConditionTrue,
+		edgev1alpha1.ReasonAllInstancesReady, fmt.Sprintf("All %d instances ran revision %d.", st.Replicas, rec.Spec.Revision))
+	return client.IgnoreNotFound(r.Status().Patch(ctx, rec, patch))
+}
+
+// finalize lets a deleted service go once agents report its containers gone,
+// at the deletion timeout, or at once when force-deleted.
+func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.EdgeService) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers) {
+		return ctrl.Result{}, nil
+	}
+	log := logf.FromContext(ctx)
+	nodes, err := r.nodesFor(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	remaining := 0
+	for _, inst := range svc.Status.Containers {
+		if observed(nodes, inst) != nil {
+			remaining++
+		}
+	}
+	waited := r.Clock.Since(svc.DeletionTimestamp.Time)
+	_, forced := svc.Annotations[edgev1alpha1.AnnotationForceDelete]
+	switch {
+	case forced:
+		log.Info("Force-deleting service", "containersLeft", remaining)
+	case remaining == 0:
+	case waited >= r.DeletionTimeout:
+		log.Info("Deletion timed out waiting for containers", "containersLeft", remaining, "timeout", r.DeletionTimeout)
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, "DeletionTimedOut", "Delete",
+			"%d containers were still reported after %s; deleting the service anyway", remaining, r.DeletionTimeout)
+	default:
+		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	controllerutil.RemoveFinalizer(svc, edgev1alpha1.FinalizerContainers)
+	if err := r.Patch(ctx, svc, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	r.history.drop(svc.UID)
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager wires the reconciler to services, their records and the
+// nodes they run on.
+func (r *EdgeServiceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.history = newConfigHistory()
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	enqueue := func(q queue, o client.Object) {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("edgeservice").
+		// Every version the watch delivers goes into the history before the
+		// request is queued, so quick successive changes each get a record.
+		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+				r.history.observe(e.Object.(*edgev1alpha1.EdgeService))
+				enqueue(q, e.Object)
+			},
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+				r.history.observe(e.ObjectNew.(*edgev1alpha1.EdgeService))
+				enqueue(q, e.ObjectNew)
+			},
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
+				r.history.drop(e.Object.GetUID())
+			},
+			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
+		}).
+		Watches(&edgev1alpha1.DeployRecord{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &edgev1alpha1.EdgeService{}, handler.OnlyControllerOwner())).
+		Watches(&edgev1alpha1.EdgeNode{}, handler.Funcs{
+			CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+				r.enqueueForNode(ctx, q, nil, e.Object.(*edgev1alpha1.EdgeNode))
+			},
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+				r.enqueueForNode(ctx, q, e.ObjectOld.(*edgev1alpha1.EdgeNode), e.ObjectNew.(*edgev1alpha1.EdgeNode))
+			},
+			DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+				r.enqueueForNode(ctx, q, nil, e.Object.(*edgev1alpha1.EdgeNode))
+			},
+		}).
+		Complete(r)
+}
+
+// enqueueForNode queues the services a node change can matter to: those
+// with instances on it, those that list it, and, when the node's state,
+// type or labels changed, every dynamic service.
+func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], old, n *edgev1alpha1.EdgeNode) {
+	lists := []client.MatchingFields{{index.ServiceByNode: n.Name}}
+	if old == nil || old.Status.Status != n.Status.Status || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
+		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
+	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {
+		return
+	}
+	for _, sel := range lists {
+		services := &edgev1alpha1.EdgeServiceList{}
+		if err := r.List(ctx, services, sel); err != nil {
+			logf.FromContext(ctx).Error(err, "Listing services for a node change", "node", n.Name)
+			continue
+		}
+		for i := range services.Items {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&services.Items[i])})
+		}
+	}
+}

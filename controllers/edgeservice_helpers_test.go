@@ -1,0 +1,43 @@
+package controllers_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+func newStatic(ns, name string, nodes ...string) *edgev1alpha1.EdgeService {
+	return &edgev1alpha1.EdgeService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: edgev1alpha1.EdgeServiceSpec{
+			Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"},
+			Nodes: nodes,
+		},
+	}
+}
+
+func newDynamic(ns, name string, factor int32, selector map[string]string) *edgev1alpha1.EdgeService {
+	return &edgev1alpha1.EdgeService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: edgev1alpha1.EdgeServiceSpec{
+			Image:        edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"},
+			Policy:       edgev1alpha1.PolicyDynamic,
+			Factor:       ptr.To(factor),
+			NodeSelector: &metav1.LabelSelector{MatchLabels: selector},
+		},
+	}
+}
+
+// waitInstances waits until the service has n instances and returns them.
+func waitInstances(svc *edgev1alpha1.EdgeService, n int) []edgev1alpha1.ServiceInstance {
+	GinkgoHelper()
+	var out []edgev1alpha1.ServiceInstance
+	Eventually(func() []edgev1alpha1.ServiceInstance {
+		out = getService(svc.Namespace, svc.Name).Status.Containers
+		return out
+	}).Should(HaveLen(n))
+	return out
+}

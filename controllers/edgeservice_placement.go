@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/imageref"
+	"github.com/edgeplane/edgeplane/internal/names"
+)
+
+// placement is the outcome of placing a service's instances.
+type placement struct {
+	instances []edgev1alpha1.ServiceInstance
+	desired   int32
+	// problems name the nodes that could not take an instance, and why.
+	problems []string
+	// recheckIn is when an instance on an offline node is due to move; 0 for never.
+	recheckIn time.Duration
+}
+
+// nodeOS is the operating-system kind of a node: what its agent reports,
+// else what its spec expects.
+func nodeOS(n *edgev1alpha1.EdgeNode) string {
+	if n.Status.NodeInfo != nil && n.Status.NodeInfo.Type != "" {
+		return n.Status.NodeInfo.Type
+	}
+	return n.Spec.Type
+}
+
+// offlineFor is how long a node has been offline; 0 when it is online.
+func offlineFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
+	if n.Status.Status != edgev1alpha1.NodeOffline {
+		return 0
+	}
+	if c := meta.FindStatusCondition(n.Status.Conditions, edgev1alpha1.ConditionReady); c != nil {
+		return now.Sub(c.LastTransitionTime.Time)
+	}
+	return now.Sub(n.CreationTimestamp.Time)
+}
+
+func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node string, now time.Time) edgev1alpha1.ServiceInstance {
+	taskID := uuid.NewString()
+	base := svc.Name
+	if c := svc.Spec.Config; c != nil && c.Linux != nil && c.Linux.Name != "" {
+		base = c.Linux.Name
+	} else if c != nil && c.Embedded != nil && c.Embedded.Name != "" {
+		base = c.Embedded.Name
+	}
+	return edgev1alpha1.ServiceInstance{
+		TaskID:          taskID,
+		Name:            names.Container(base, taskID),
+		NodeName:        node,
+		DeployStatus:    edgev1alpha1.DeployDeploying,
+		TaskCreatedTime: metav1.NewMicroTime(now),
+	}
+}
+
+// place decides the service's instances: static services get one on each
+// listed node that exists and fits; dynamic services get factor instances
+// over the online nodes that fit, spread evenly and kept where they are
+// while their node stays (or is only briefly) offline.
+func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time) placement {
+	ref, _ := imageref.Parse(string(svc.Spec.Image.Ref)) // the schema validated it
+	byNode := map[string][]edgev1alpha1.ServiceInstance{}
+	for _, inst := range svc.Status.Containers {
+		byNode[inst.NodeName] = append(byNode[inst.NodeName], inst)
+	}
+	var p placement
+	fits := func(n *edgev1alpha1.EdgeNode) string {
+		if os := nodeOS(n); os != ref.OS {
+			if os == "" {
+				return fmt.Sprintf("node %s has not reported its OS type; the image needs %s", n.Name, ref.OS)
+			}
+			return fmt.Sprintf("node %s runs %s; the image needs %s", n.Name, os, ref.OS)
+		}
+		return ""
+	}
+
+	if svc.Spec.Policy != edgev1alpha1.PolicyDynamic {
+		p.desired = int32(len(svc.Spec.Nodes))
+		for _, name := range svc.Spec.Nodes {
+			n, ok := nodes[name]
+			if !ok {
+				p.problems = append(p.problems, fmt.Sprintf("node %s does not exist", name))
+				continue
+			}
+			if why := fits(n); why != "" {
+				p.problems = append(p.problems, why)
+				continue
+			}
+			if existing := byNode[name]; len(existing) > 0 {
+				p.instances = append(p.instances, existing[0])
+			} else {
+				p.instances = append(p.instances, r.newInstance(svc, name, now))
+			}
+		}
+		return p
+	}
+
+	if svc.Spec.Factor != nil {
+		p.desired = *svc.Spec.Factor
+	}
+	selector := labels.Everything()
+	if svc.Spec.NodeSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(svc.Spec.NodeSelector)
+		if err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("nodeSelector is invalid: %v", err))
+			return p
+		}
+		selector = s
+	}
+	eligible := func(n *edgev1alpha1.EdgeNode) bool {
+		return n != nil && fits(n) == "" && selector.Matches(labels.Set(n.Labels))
+	}
+
+	// Keep the instances whose node still qualifies, including nodes
+	// offline for less than the reschedule grace period.
+	count := map[string]int{}
+	var keep []edgev1alpha1.ServiceInstance
+	for _, inst := range svc.Status.Containers {
+		n := nodes[inst.NodeName]
+		if off := offlineFor(n, now); eligible(n) && off < r.RescheduleGrace {
+			keep = append(keep, inst)
+			count[inst.NodeName]++
+			if left := r.RescheduleGrace - off; off > 0 && (p.recheckIn == 0 || left < p.recheckIn) {
+				p.recheckIn = left
+			}
+		}
+	}
+	// Too many: drop from the busiest nodes, offline nodes first, newest first.
+	for int32(len(keep)) > p.desired {
+		victim := 0
+		for i := range keep {
+			if worse(keep[i], keep[victim], nodes, count) {
+				victim = i
+			}
+		}
+		count[keep[victim].NodeName]--
+		keep = append(keep[:victim], keep[victim+1:]...)
+	}
+	// Too few: add to the online nodes with the fewest instances.
+	var online []*edgev1alpha1.EdgeNode
+	for _, n := range nodes {
+		if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
+			online = append(online, n)
+		}
+	}
+	sort.Slice(online, func(i, j int) bool { return online[i].Name < online[j].Name })
+	for int32(len(keep)) < p.desired {
+		if len(online) == 0 {
+			p.problems = append(p.problems, fmt.Sprintf("no online node runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
+			break
+		}
+		best := online[0]
+		for _, n := range online[1:] {
+			if count[n.Name] < count[best.Name] || (count[n.Name] == count[best.Name] && n.Status.ContainerManagedTotal < best.Status.ContainerManagedTotal) {
+				best = n
+			}
+		}
+		keep = append(keep, r.newInstance(svc, best.Name, now))
+		count[best.Name]++
+	}
+	p.instances = keep
+	return p
+}
+
+// worse says whether instance a should go before instance b when a
+// dynamic service has too many instances.
+func worse(a, b edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, count map[string]int) bool {
+	aOff := nodes[a.NodeName].Status.Status != edgev1alpha1.NodeOnline
+	bOff := nodes[b.NodeName].Status.Status != edgev1alpha1.NodeOnline
+	if aOff != bOff {
+		return aOff
+	}
+	if count[a.NodeName] != count[b.NodeName] {
+		return count[a.NodeName] > count[b.NodeName]
+	}
+	return a.TaskCreatedTime.After(b.TaskCreatedTime.Time)
+}
+
+// recordNodes lists the nodes of a configuration as a DeployRecord keeps
+// them: the listed nodes of a static service, the nodes of the current
+// placement of a dynamic one.
+func recordNodes(spec edgev1alpha1.EdgeServiceSpec, instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode) []edgev1alpha1.RecordNode {
+	list := spec.Nodes
+	if spec.Policy == edgev1alpha1.PolicyDynamic {
+		list = nil
+		for _, inst := range instances {
+			list = append(list, inst.NodeName)
+		}
+	}
+	seen := map[string]bool{}
+	var out []edgev1alpha1.RecordNode
+	for _, name := range list {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		rn := edgev1alpha1.RecordNode{NodeName: name}
+		if n := nodes[name]; n != nil {
+			rn.NodeID, rn.Address = string(n.UID), n.Spec.Address
+		}
+		out = append(out, rn)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeName < out[j].NodeName })
+	return out
+}

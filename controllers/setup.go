@@ -1,0 +1,99 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/edgeplane/edgeplane/internal/index"
+)
+
+// Options are the settings of the reconcilers, set by the manager's flags.
+type Options struct {
+	// LeaseNamespace holds the agents' Leases, one per node.
+	LeaseNamespace string
+	// NodeGracePeriod is how old a Lease may be before its node is offline.
+	NodeGracePeriod time.Duration
+	// RescheduleGrace is how long a node may be offline before dynamic
+	// instances move off it.
+	RescheduleGrace time.Duration
+	// DeletionTimeout bounds the wait of a deleted service for its containers.
+	DeletionTimeout time.Duration
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// DefaultOptions are the manager's defaults.
+func DefaultOptions() Options {
+	return Options{
+		LeaseNamespace:  "edgeplane-node-lease",
+		NodeGracePeriod: 40 * time.Second,
+		RescheduleGrace: 5 * time.Minute,
+		DeletionTimeout: 5 * time.Minute,
+	}
+}
+
+// CacheOptions limits the cache to what the reconcilers read: Leases only
+// from the lease namespace, and no managedFields anywhere.
+func CacheOptions(o Options) cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{o.LeaseNamespace: {}}},
+		},
+	}
+}
+
+// Setup registers the cache indexes and every reconciler with the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := (&EdgeNodeReconciler{
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorder("edgenode-controller"),
+		Clock:          o.Clock,
+		LeaseNamespace: o.LeaseNamespace,
+		GracePeriod:    o.NodeGracePeriod,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&EdgeServiceReconciler{
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Recorder:        mgr.GetEventRecorder("edgeservice-controller"),
+		Clock:           o.Clock,
+		RescheduleGrace: o.RescheduleGrace,
+		DeletionTimeout: o.DeletionTimeout,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return (&ProvisionTemplateReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("provisiontemplate-controller"),
+	}).SetupWithManager(mgr)
+}

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package index registers the field indexes of the informer cache that the
+// controllers and the facade look objects up by, so that no lookup scans
+// every object of a kind.
+package index
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+const (
+	// ServiceByNode indexes EdgeServices by the nodes their instances are placed on.
+	ServiceByNode = "edgeservice.status.containers.nodeName"
+	// ServiceByTaskID indexes EdgeServices by the task ids of their instances.
+	ServiceByTaskID = "edgeservice.status.containers.taskId"
+	// ServiceBySpecNode indexes EdgeServices by the nodes listed in spec.nodes.
+	ServiceBySpecNode = "edgeservice.spec.nodes"
+	// ServiceByPolicy indexes EdgeServices by spec.policy.
+	ServiceByPolicy = "edgeservice.spec.policy"
+	// RecordByServiceUID indexes DeployRecords by the UID of their service.
+	RecordByServiceUID = "deployrecord.serviceUID"
+	// TemplateByParent indexes ProvisionTemplates by their parent folder,
+	// as namespace/path.
+	TemplateByParent = "provisiontemplate.parent"
+	// FolderByPath indexes folders by their own full path, as namespace/path.
+	FolderByPath = "provisiontemplate.folderPath"
+)
+
+// Register adds every index to the cache behind indexer.
+func Register(ctx context.Context, indexer client.FieldIndexer) error {
+	indexes := []struct {
+		obj     client.Object
+		field   string
+		extract client.IndexerFunc
+	}{
+		{&edgev1alpha1.EdgeService{}, ServiceByNode, func(o client.Object) []string {
+			return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.NodeName })
+		}},
+		{&edgev1alpha1.EdgeService{}, ServiceByTaskID, func(o client.Object) []string {
+			return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.TaskID })
+		}},
+		{&edgev1alpha1.EdgeService{}, ServiceBySpecNode, func(o client.Object) []string {
+			return o.(*edgev1alpha1.EdgeService).Spec.Nodes
+		}},
+		{&edgev1alpha1.EdgeService{}, ServiceByPolicy, func(o client.Object) []string {
+			return []string{string(o.(*edgev1alpha1.EdgeService).Spec.Policy)}
+		}},
+		{&edgev1alpha1.DeployRecord{}, RecordByServiceUID, func(o client.Object) []string {
+			if uid := o.GetLabels()[edgev1alpha1.LabelServiceUID]; uid != "" {
+				return []string{uid}
+			}
+			return nil
+		}},
+		{&edgev1alpha1.ProvisionTemplate{}, TemplateByParent, func(o client.Object) []string {
+			t := o.(*edgev1alpha1.ProvisionTemplate)
+			return []string{Key(t.Namespace, string(t.Spec.Path))}
+		}},
+		{&edgev1alpha1.ProvisionTemplate{}, FolderByPath, func(o client.Object) []string {
+			t := o.(*edgev1alpha1.ProvisionTemplate)
+			if t.Spec.Type != edgev1alpha1.TypeFolder {
+				return nil
+			}
+			return []string{Key(t.Namespace, JoinPath(string(t.Spec.Path), t.Spec.Name))}
+		}},
+	}
+	for _, ix := range indexes {
+		if err := indexer.IndexField(ctx, ix.obj, ix.field, ix.extract); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Key is the index value of a path within a namespace.
+func Key(namespace, path string) string { return namespace + "/" + path }
+
+// JoinPath joins a canonical folder path and an entry name.
+func JoinPath(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}
+
+func uniqueInstanceFields(s *edgev1alpha1.EdgeService, field func(edgev1alpha1.ServiceInstance) string) []string {
+	seen := make(map[string]bool, len(s.Status.Containers))
+	var out []string
+	for _, i := range s.Status.Containers {
+		if v := field(i); v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
