@@ -149,4 +149,3 @@ var _ = Describe("EdgeNode status ownership", func() {
 		Consistently(func() string { return getNode("quiet-1").ResourceVersion }, 2*opts.NodeGracePeriod, 100*time.Millisecond).Should(Equal(rv))
 	})
 })
-
