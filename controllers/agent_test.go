@@ -1,11 +1,13 @@
 package controllers_test
 
 import (
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,11 +49,14 @@ func renewLease(node string) {
 	Expect(k8sClient.Update(ctx, lease)).To(Succeed())
 }
 
-// keepAlive renews the node's Lease every 300 ms until the spec ends.
-func keepAlive(node string) {
+// keepAlive renews the node's Lease every 300 ms until the spec ends or
+// the returned function is called.
+func keepAlive(node string) (stopRenewing func()) {
 	renewLease(node)
 	stop := make(chan struct{})
-	DeferCleanup(func() { close(stop) })
+	var once sync.Once
+	stopRenewing = func() { once.Do(func() { close(stop) }) }
+	DeferCleanup(stopRenewing)
 	go func() {
 		defer GinkgoRecover()
 		t := time.NewTicker(300 * time.Millisecond)
@@ -65,6 +70,7 @@ func keepAlive(node string) {
 			}
 		}
 	}()
+	return stopRenewing
 }
 
 // report applies the agent's half of a node's status: its OS and containers.
@@ -124,6 +130,24 @@ func records(ns, service string) []edgev1alpha1.DeployRecord {
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && out[j].Spec.Revision < out[j-1].Spec.Revision; j-- {
 			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// leaseOf is the Lease of a node, for deleting it.
+func leaseOf(node string) *coordinationv1.Lease {
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: opts.LeaseNamespace}}
+}
+
+// eventReasons lists the reasons of the Events about an object.
+func eventReasons(ns, regarding string) []string {
+	list := &eventsv1.EventList{}
+	_ = k8sClient.List(ctx, list, client.InNamespace(ns))
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == regarding {
+			out = append(out, e.Reason)
 		}
 	}
 	return out

@@ -1,0 +1,233 @@
+package controllers_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/names"
+)
+
+func newNamespace() string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "svc-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func condition(svc *edgev1alpha1.EdgeService, typ string) func() *metav1.Condition {
+	return func() *metav1.Condition {
+		return meta.FindStatusCondition(getService(svc.Namespace, svc.Name).Status.Conditions, typ)
+	}
+}
+
+// update changes a service's spec with a fresh read, retrying on conflict.
+func update(svc *edgev1alpha1.EdgeService, change func(*edgev1alpha1.EdgeService)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		s := getService(svc.Namespace, svc.Name)
+		change(s)
+		return k8sClient.Update(ctx, s)
+	}).Should(Succeed())
+}
+
+var _ = Describe("EdgeService placement and deployment", func() {
+	It("places a static service on each listed node that exists and reports the missing one", func() {
+		ns := newNamespace()
+		createNode("st-a", "linux", nil)
+		createNode("st-b", "linux", nil)
+		createNode("st-sylix", "sylixos", nil)
+		keepAlive("st-a")
+		svc := newStatic(ns, "web", "st-a", "st-b", "st-missing", "st-sylix")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+
+		insts := waitInstances(svc, 2)
+		Expect([]string{insts[0].NodeName, insts[1].NodeName}).To(ConsistOf("st-a", "st-b"))
+		for _, i := range insts {
+			Expect(i.TaskID).NotTo(BeEmpty())
+			Expect(i.Name).To(HavePrefix("web-"))
+			Expect(i.DeployStatus).To(Equal(edgev1alpha1.DeployDeploying))
+			Expect(i.DeployNum).To(Equal(int32(1)))
+			Expect(i.Revision).To(Equal(int64(1)))
+		}
+		Eventually(condition(svc, edgev1alpha1.ConditionDegraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", edgev1alpha1.ReasonPlacementFailed),
+			HaveField("Message", ContainSubstring("node st-missing does not exist")),
+			HaveField("Message", ContainSubstring("node st-sylix runs sylixos; the image needs linux")),
+		))
+		s := getService(ns, "web")
+		Expect(s.Status.Replicas).To(Equal(int32(4)))
+		Expect(s.Status.Revision).To(Equal(int64(1)))
+		Expect(s.Status.CurrentRecord).To(Equal("web-1"))
+		Expect(s.Status.ObservedGeneration).To(Equal(s.Generation))
+		Expect(s.Labels).To(HaveKey(names.PlacementLabel("st-a")))
+		Expect(s.Labels).To(HaveKey(names.PlacementLabel("st-b")))
+		Expect(s.Finalizers).To(ContainElement(edgev1alpha1.FinalizerContainers))
+
+		By("letting an agent list just its node's services by label")
+		mine := &edgev1alpha1.EdgeServiceList{}
+		Expect(k8sClient.List(ctx, mine, client.HasLabels{names.PlacementLabel("st-a")})).To(Succeed())
+		Expect(mine.Items).To(HaveLen(1))
+
+		By("placing the missing node's instance once the node exists, keeping the others' task ids")
+		createNode("st-missing", "linux", nil)
+		after := waitInstances(svc, 3)
+		Expect(after).To(ContainElements(insts[0], insts[1]))
+
+		By("recording the nodes with the revision")
+		recs := records(ns, "web")
+		Expect(recs).To(HaveLen(1))
+		Expect(recs[0].Spec.Nodes).To(HaveLen(4))
+		Expect(recs[0].Spec.Nodes[0]).To(HaveField("NodeName", "st-a"))
+		Expect(recs[0].Spec.Nodes[0].NodeID).To(Equal(string(getNode("st-a").UID)))
+		Expect(recs[0].Spec.Nodes[0].Address).To(Equal("10.1.0.1:7200"))
+		Expect(recs[0].Spec.Image.PullPolicy).To(Equal(edgev1alpha1.PullIfNotPresent))
+		Expect(recs[0].Labels).To(HaveKeyWithValue(edgev1alpha1.LabelServiceUID, string(s.UID)))
+		Expect(recs[0].OwnerReferences).To(ContainElement(HaveField("UID", s.UID)))
+	})
+
+	It("follows each instance from deploying to success or failure as agents report", func() {
+		ns := newNamespace()
+		createNode("dep-a", "linux", nil)
+		createNode("dep-b", "linux", nil)
+		keepAlive("dep-a")
+		keepAlive("dep-b")
+		svc := newStatic(ns, "api", "dep-a", "dep-b")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		insts := waitInstances(svc, 2)
+		byNode := map[string]edgev1alpha1.ServiceInstance{insts[0].NodeName: insts[0], insts[1].NodeName: insts[1]}
+		Eventually(condition(svc, edgev1alpha1.ConditionProgressing)).Should(HaveField("Status", metav1.ConditionTrue))
+
+		report("dep-a", "linux", running(byNode["dep-a"], 1))
+		failed := edgev1alpha1.ObservedContainer{Name: byNode["dep-b"].Name, TaskID: byNode["dep-b"].TaskID, Revision: 1, FailedMessage: "image app@1.0#linux not found"}
+		report("dep-b", "linux", failed)
+
+		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "api").Status.Containers }).Should(ContainElements(
+			And(HaveField("NodeName", "dep-a"), HaveField("DeployStatus", edgev1alpha1.DeploySuccess)),
+			And(HaveField("NodeName", "dep-b"), HaveField("DeployStatus", edgev1alpha1.DeployFailure), HaveField("FailedMessage", "image app@1.0#linux not found")),
+		))
+		Eventually(condition(svc, edgev1alpha1.ConditionDegraded)).Should(And(
+			HaveField("Reason", edgev1alpha1.ReasonDeployFailed), HaveField("Message", ContainSubstring("not found"))))
+		Expect(getService(ns, "api").Status.ReadyReplicas).To(Equal(int32(1)))
+		Eventually(func() []string { return eventReasons(ns, "api") }).Should(ContainElements("RevisionRecorded", "DeployFailed"))
+
+		By("succeeding once the agent runs the container")
+		report("dep-b", "linux", running(byNode["dep-b"], 1))
+		Eventually(condition(svc, edgev1alpha1.ConditionAvailable)).Should(HaveField("Status", metav1.ConditionTrue))
+		Expect(meta.IsStatusConditionFalse(getService(ns, "api").Status.Conditions, edgev1alpha1.ConditionDegraded)).To(BeTrue())
+		Expect(meta.IsStatusConditionFalse(getService(ns, "api").Status.Conditions, edgev1alpha1.ConditionProgressing)).To(BeTrue())
+		Eventually(func() bool {
+			return meta.IsStatusConditionTrue(records(ns, "api")[0].Status.Conditions, edgev1alpha1.ConditionDeployed)
+		}).Should(BeTrue())
+
+		By("going back to deploying on a new revision, counting the deployment")
+		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Image.Ref = "app@1.1#linux" })
+		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "api").Status.Containers }).Should(HaveEach(And(
+			HaveField("Revision", int64(2)), HaveField("DeployNum", int32(2)), HaveField("DeployStatus", edgev1alpha1.DeployDeploying))))
+		Expect(getService(ns, "api").Status.Containers).To(ConsistOf(HaveField("TaskID", insts[0].TaskID), HaveField("TaskID", insts[1].TaskID)))
+	})
+
+	It("spreads a dynamic service over fitting online nodes and moves instances off a node that stays offline", func() {
+		ns := newNamespace()
+		sel := map[string]string{"pool": ns}
+		stopRenewing := map[string]func(){}
+		for _, n := range []string{"dyn-a", "dyn-b", "dyn-c"} {
+			createNode(n+"-"+ns, "linux", sel)
+			stopRenewing[n+"-"+ns] = keepAlive(n + "-" + ns)
+		}
+		createNode("dyn-sylix-"+ns, "sylixos", sel)
+		keepAlive("dyn-sylix-" + ns)
+		createNode("dyn-other-"+ns, "linux", map[string]string{"pool": "other"})
+		keepAlive("dyn-other-" + ns)
+		Eventually(nodeState("dyn-c-" + ns)).Should(Equal(edgev1alpha1.NodeOnline))
+
+		svc := newDynamic(ns, "worker", 6, sel)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		insts := waitInstances(svc, 6)
+		perNode := map[string]int{}
+		for _, i := range insts {
+			perNode[i.NodeName]++
+		}
+		Expect(perNode).To(Equal(map[string]int{"dyn-a-" + ns: 2, "dyn-b-" + ns: 2, "dyn-c-" + ns: 2}))
+
+		By("keeping the placement stable while nodes stay online")
+		Consistently(func() []edgev1alpha1.ServiceInstance { return getService(ns, "worker").Status.Containers }, time.Second).Should(ConsistOf(insts))
+
+		By("scaling down from the busiest nodes and recording the change")
+		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Factor = ptr.To[int32](3) })
+		smaller := waitInstances(svc, 3)
+		perNode = map[string]int{}
+		for _, i := range smaller {
+			perNode[i.NodeName]++
+			Expect(insts).To(ContainElement(HaveField("TaskID", i.TaskID)))
+		}
+		Expect(perNode).To(HaveLen(3))
+		Eventually(func() []edgev1alpha1.DeployRecord { return records(ns, "worker") }).Should(HaveLen(2))
+		Expect(records(ns, "worker")[1].Spec.Factor).To(Equal(ptr.To[int32](3)))
+
+		By("moving the instance of a node that stays offline past the grace period")
+		victim := smaller[0]
+		stopRenewing[victim.NodeName]()
+		Expect(k8sClient.Delete(ctx, leaseOf(victim.NodeName))).To(Succeed())
+		Eventually(nodeState(victim.NodeName)).Should(Equal(edgev1alpha1.NodeOffline))
+		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "worker").Status.Containers }, 3*opts.RescheduleGrace).
+			ShouldNot(ContainElement(HaveField("TaskID", victim.TaskID)))
+		moved := waitInstances(svc, 3)
+		for _, i := range moved {
+			Expect(i.NodeName).NotTo(Equal(victim.NodeName))
+			Expect(i.NodeName).NotTo(Equal("dyn-sylix-" + ns))
+			Expect(i.NodeName).NotTo(Equal("dyn-other-" + ns))
+		}
+		Expect(records(ns, "worker")).To(HaveLen(2), "moving instances is not a configuration change")
+	})
+})
+
+var _ = Describe("EdgeService deletion", func() {
+	It("waits for agents to remove the containers", func() {
+		ns := newNamespace()
+		createNode("del-a", "linux", nil)
+		svc := newStatic(ns, "gone", "del-a")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		inst := waitInstances(svc, 1)[0]
+		report("del-a", "linux", running(inst, 1))
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		Consistently(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}) }, opts.DeletionTimeout/2).Should(Succeed())
+		report("del-a", "linux")
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }).Should(BeTrue())
+	})
+
+	It("gives up waiting at the deletion timeout", func() {
+		ns := newNamespace()
+		createNode("del-b", "linux", nil)
+		svc := newStatic(ns, "stuck", "del-b")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		report("del-b", "linux", running(waitInstances(svc, 1)[0], 1))
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		start := time.Now()
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }, 3*opts.DeletionTimeout).Should(BeTrue())
+		Expect(time.Since(start)).To(BeNumerically(">=", opts.DeletionTimeout-time.Second))
+	})
+
+	It("lets go at once when force-deleted", func() {
+		ns := newNamespace()
+		createNode("del-c", "linux", nil)
+		svc := newStatic(ns, "forced", "del-c")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		report("del-c", "linux", running(waitInstances(svc, 1)[0], 1))
+		s := getService(ns, "forced")
+		patch := client.MergeFrom(s.DeepCopy())
+		s.Annotations = map[string]string{edgev1alpha1.AnnotationForceDelete: "true"}
+		Expect(k8sClient.Patch(ctx, s, patch)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }, opts.DeletionTimeout/2).Should(BeTrue())
+	})
+})
