@@ -202,7 +202,9 @@ var _ = Describe("EdgeService deletion", func() {
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		Consistently(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}) }, opts.DeletionTimeout/2).Should(Succeed())
 		report("del-a", "linux")
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}))
+		}).Should(BeTrue())
 	})
 
 	It("gives up waiting at the deletion timeout", func() {
@@ -213,7 +215,9 @@ var _ = Describe("EdgeService deletion", func() {
 		report("del-b", "linux", running(waitInstances(svc, 1)[0], 1))
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		start := time.Now()
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }, 3*opts.DeletionTimeout).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}))
+		}, 3*opts.DeletionTimeout).Should(BeTrue())
 		Expect(time.Since(start)).To(BeNumerically(">=", opts.DeletionTimeout-time.Second))
 	})
 
@@ -228,6 +232,8 @@ var _ = Describe("EdgeService deletion", func() {
 		s.Annotations = map[string]string{edgev1alpha1.AnnotationForceDelete: "true"}
 		Expect(k8sClient.Patch(ctx, s, patch)).To(Succeed())
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{})) }, opts.DeletionTimeout/2).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}))
+		}, opts.DeletionTimeout/2).Should(BeTrue())
 	})
 })
