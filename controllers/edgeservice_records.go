@@ -150,15 +150,26 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	if n := len(records); n > 0 {
 		latest = records[n-1].DeepCopy()
 	}
-	lastGen, lastRev, lastHash := int64(0), svc.Status.Revision, ""
+	lastGen := int64(0)
 	if latest != nil {
-		lastGen, lastHash = recordGeneration(latest), latest.Annotations[edgev1alpha1.AnnotationConfigHash]
-		lastRev = max(lastRev, latest.Spec.Revision)
+		lastGen = recordGeneration(latest)
 	}
-
 	candidates := r.history.pending(svc.UID, lastGen)
 	if svc.Generation > lastGen && (len(candidates) == 0 || candidates[len(candidates)-1].generation < svc.Generation) {
 		candidates = append(candidates, observedConfig{generation: svc.Generation, spec: svc.Spec})
+	}
+	if len(candidates) > 0 {
+		// Something may need recording. The cache may lag behind records
+		// written moments ago; compare against the newest record there is.
+		var err error
+		if latest, err = r.newestRecord(ctx, svc, latest); err != nil {
+			return nil, err
+		}
+	}
+	lastRev, lastHash := svc.Status.Revision, ""
+	if latest != nil {
+		lastGen, lastHash = recordGeneration(latest), latest.Annotations[edgev1alpha1.AnnotationConfigHash]
+		lastRev = max(lastRev, latest.Spec.Revision)
 	}
 
 	for _, c := range candidates {
@@ -190,7 +201,7 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 				return nil, fmt.Errorf("DeployRecord %s belongs to another service", rec.Name)
 			}
 			latest = live
-			if recordGeneration(live) >= c.generation {
+			if recordGeneration(live) >= c.generation || live.Annotations[edgev1alpha1.AnnotationConfigHash] == hash {
 				break // this configuration, or a later one, is recorded already
 			}
 			lastRev = live.Spec.Revision // an earlier configuration holds that number
@@ -199,6 +210,33 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	}
 	r.history.forget(svc.UID, lastGen)
 	return latest, nil
+}
+
+// newestRecord follows the record names <service>-<n+1>, <n+2>... on the API
+// server past the newest record the cache knows, and returns the last one
+// that exists.
+func (r *EdgeServiceReconciler) newestRecord(ctx context.Context, svc *edgev1alpha1.EdgeService, latest *edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, error) {
+	rev := svc.Status.Revision
+	if latest != nil {
+		rev = max(rev, latest.Spec.Revision)
+	}
+	if latest == nil || latest.Spec.Revision < rev {
+		rev-- // the status names a record the cache has not seen: read it too
+	}
+	for {
+		live := &edgev1alpha1.DeployRecord{}
+		key := client.ObjectKey{Namespace: svc.Namespace, Name: names.DeployRecord(svc.Name, rev+1)}
+		if err := r.APIReader.Get(ctx, key, live); err != nil {
+			if apierrors.IsNotFound(err) {
+				return latest, nil
+			}
+			return nil, err
+		}
+		if live.Labels[edgev1alpha1.LabelServiceUID] != string(svc.UID) {
+			return latest, nil // a record of an earlier service of the same name
+		}
+		latest, rev = live, live.Spec.Revision
+	}
 }
 
 func (r *EdgeServiceReconciler) newRecord(svc *edgev1alpha1.EdgeService, c observedConfig, rev int64, hash string, nodes []edgev1alpha1.RecordNode) *edgev1alpha1.DeployRecord {

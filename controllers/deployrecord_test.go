@@ -1,0 +1,168 @@
+package controllers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+func images(recs []edgev1alpha1.DeployRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = fmt.Sprintf("%d:%s", r.Spec.Revision, r.Spec.Image.Ref)
+	}
+	return out
+}
+
+func setImage(ref string) func(*edgev1alpha1.EdgeService) {
+	return func(s *edgev1alpha1.EdgeService) { s.Spec.Image.Ref = edgev1alpha1.ImageRef(ref) }
+}
+
+var _ = Describe("DeployRecords", func() {
+	It("appends one record per configuration change: A, B, A makes three", func() {
+		ns := newNamespace()
+		svc := newStatic(ns, "abc", "rec-node")
+		svc.Spec.Image.Ref = "app@A#linux"
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Eventually(func() []string { return images(records(ns, "abc")) }).Should(Equal([]string{"1:app@A#linux"}))
+
+		update(svc, setImage("app@B#linux"))
+		Eventually(func() []string { return images(records(ns, "abc")) }).Should(HaveLen(2))
+		update(svc, setImage("app@A#linux"))
+		Eventually(func() []string { return images(records(ns, "abc")) }).Should(Equal([]string{"1:app@A#linux", "2:app@B#linux", "3:app@A#linux"}))
+		Eventually(func() string { return getService(ns, "abc").Status.CurrentRecord }).Should(Equal("abc-3"))
+
+		By("appending none for an unchanged re-apply or a new revisionHistoryLimit")
+		update(svc, func(s *edgev1alpha1.EdgeService) {})
+		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.RevisionHistoryLimit = ptr.To[int32](5) })
+		Eventually(func() int64 { s := getService(ns, "abc"); return s.Generation - s.Status.ObservedGeneration }).Should(BeZero())
+		Consistently(func() []edgev1alpha1.DeployRecord { return records(ns, "abc") }, "1s").Should(HaveLen(3))
+	})
+
+	It("prunes the oldest records beyond revisionHistoryLimit, never the current one", func() {
+		ns := newNamespace()
+		svc := newStatic(ns, "pruned", "rec-node")
+		svc.Spec.RevisionHistoryLimit = ptr.To[int32](2)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		for i := 2; i <= 5; i++ {
+			update(svc, setImage(fmt.Sprintf("app@%d#linux", i)))
+			Eventually(func() int64 { return getService(ns, "pruned").Status.Revision }).Should(Equal(int64(i)))
+		}
+		Eventually(func() []string { return images(records(ns, "pruned")) }).Should(Equal([]string{"4:app@4#linux", "5:app@5#linux"}))
+
+		By("keeping the current record even with a limit of 1")
+		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.RevisionHistoryLimit = ptr.To[int32](1) })
+		Eventually(func() []string { return images(records(ns, "pruned")) }).Should(Equal([]string{"5:app@5#linux"}))
+	})
+
+	It("records every one of N quick changes exactly once", func() {
+		ns := newNamespace()
+		svc := newStatic(ns, "quick", "rec-node")
+		svc.Spec.Image.Ref = "app@0#linux"
+		svc.Spec.RevisionHistoryLimit = ptr.To[int32](100)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		const n = 20
+		for i := 1; i <= n; i++ {
+			update(svc, setImage(fmt.Sprintf("app@%d#linux", i)))
+		}
+		want := make([]string, 0, n+1)
+		for i := 0; i <= n; i++ {
+			want = append(want, fmt.Sprintf("%d:app@%d#linux", i+1, i))
+		}
+		Eventually(func() []string { return images(records(ns, "quick")) }).Should(Equal(want))
+		Eventually(func() int64 { return getService(ns, "quick").Status.Revision }).Should(Equal(int64(n + 1)))
+	})
+
+	Context("with managers that crash or race", Ordered, func() {
+		BeforeAll(func() {
+			stopManager()
+			DeferCleanup(func() { stopManager = startManager(nil) })
+		})
+
+		It("neither duplicates nor loses a record when the manager dies between the record and the status write", func() {
+			ns := newNamespace()
+			svc := newStatic(ns, "crash", "rec-node")
+			svc.Spec.Image.Ref = "app@A#linux"
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+
+			By("running a manager whose every EdgeService status write fails, as if it died right after creating the record")
+			var refused atomic.Int32
+			stop := startManager(func(c client.Client) client.Client { return &failingStatus{Client: c, refused: &refused} })
+			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux"}))
+			Eventually(refused.Load).Should(BeNumerically(">", 0))
+			stop()
+			Expect(getService(ns, "crash").Status.Revision).To(BeZero(), "the status write never landed")
+
+			By("restarting a healthy manager")
+			stop = startManager(nil)
+			Eventually(func() int64 { return getService(ns, "crash").Status.Revision }).Should(Equal(int64(1)))
+			Expect(images(records(ns, "crash"))).To(Equal([]string{"1:app@A#linux"}))
+
+			By("changing the spec while the failing manager runs, then restarting")
+			stop()
+			stop = startManager(func(c client.Client) client.Client { return &failingStatus{Client: c, refused: &refused} })
+			update(svc, setImage("app@B#linux"))
+			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux", "2:app@B#linux"}))
+			stop()
+			stop = startManager(nil)
+			Eventually(func() int64 { return getService(ns, "crash").Status.Revision }).Should(Equal(int64(2)))
+			Consistently(func() []string { return images(records(ns, "crash")) }, "1s").Should(Equal([]string{"1:app@A#linux", "2:app@B#linux"}))
+			stop()
+		})
+
+		It("appends each change once when two managers race", func() {
+			ns := newNamespace()
+			svc := newStatic(ns, "race", "rec-node")
+			svc.Spec.Image.Ref = "app@0#linux"
+			svc.Spec.RevisionHistoryLimit = ptr.To[int32](100)
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+			stopA, stopB := startManager(nil), startManager(nil)
+			defer stopA()
+			defer stopB()
+			Eventually(func() int64 { return getService(ns, "race").Status.Revision }).Should(Equal(int64(1)))
+			const n = 10
+			for i := 1; i <= n; i++ {
+				update(svc, setImage(fmt.Sprintf("app@%d#linux", i)))
+			}
+			Eventually(func() int64 { return getService(ns, "race").Status.Revision }).Should(Equal(int64(n + 1)))
+			recs := records(ns, "race")
+			Expect(images(recs)).To(HaveLen(n+1), "records: %v", images(recs))
+			for i, r := range recs {
+				Expect(r.Spec.Revision).To(Equal(int64(i + 1)))
+				Expect(r.Spec.Image.Ref).To(Equal(edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i))))
+			}
+		})
+	})
+})
+
+// failingStatus is a client whose EdgeService status writes fail, standing
+// in for a manager that dies between creating a record and writing status.
+type failingStatus struct {
+	client.Client
+	refused *atomic.Int32
+}
+
+func (f *failingStatus) Status() client.SubResourceWriter {
+	return &failingStatusWriter{SubResourceWriter: f.Client.Status(), refused: f.refused}
+}
+
+type failingStatusWriter struct {
+	client.SubResourceWriter
+	refused *atomic.Int32
+}
+
+func (w *failingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if _, ok := obj.(*edgev1alpha1.EdgeService); ok {
+		w.refused.Add(1)
+		return errors.New("simulated crash before the status write")
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
