@@ -19,19 +19,11 @@ import (
 // TestDefaultManifestIsAccepted renders config/default with kubectl kustomize
 // and has a real kube-apiserver accept every object by server-side dry-run.
 func TestDefaultManifestIsAccepted(t *testing.T) {
-	env, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
+	env, _, c, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	out, err := exec.Command(filepath.Join(env.BinaryAssetsDirectory, "kubectl"), "kustomize", filepath.Join(testenv.RepoRoot(), "config", "default")).Output()
 	if err != nil {

@@ -52,11 +52,7 @@ var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 
 	var err error
-	testEnv, err = testenv.New()
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	testEnv, cfg, k8sClient, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred())
 })
 

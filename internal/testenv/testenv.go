@@ -29,6 +29,8 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -62,6 +64,24 @@ func AssetsDir() (string, error) {
 		return "", fmt.Errorf("hack/envtest-assets.sh: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// Start starts a new environment and returns it with a client for it.
+func Start() (*envtest.Environment, *rest.Config, client.Client, error) {
+	env, err := New()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, nil, nil, err
+	}
+	return env, cfg, c, nil
 }
 
 // New returns an envtest environment that installs the CRDs of config/crd/bases.
