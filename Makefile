@@ -76,3 +76,9 @@ deploy: ## Deploy CRDs, RBAC and the manager (image IMG) to the cluster of the c
 .PHONY: undeploy
 undeploy: ## Remove what deploy created.
 	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: ## Run the benchmarks on envtest and print their figures.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./controllers -run '^$$' -bench . -benchtime 3x

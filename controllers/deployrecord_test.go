@@ -8,10 +8,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/controllers"
 )
 
 func images(recs []edgev1alpha1.DeployRecord) []string {
@@ -118,6 +122,42 @@ var _ = Describe("DeployRecords", func() {
 			stop()
 		})
 
+		It("appends once when the same reconcile runs twice from a stale view", func() {
+			ns := newNamespace()
+			svc := newStatic(ns, "stale", "rec-node")
+			svc.Spec.Image.Ref = "app@A#linux"
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+
+			// The view is frozen as the cache held it before the first
+			// reconcile: the service without status, and no records.
+			view := &staleView{Client: k8sClient, svc: getService(ns, "stale")}
+			r := &controllers.EdgeServiceReconciler{
+				Client: view, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
+			}
+			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)}
+			_, err := r.Reconcile(ctx, req)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(images(records(ns, "stale"))).To(Equal([]string{"1:app@A#linux"}))
+			Expect(getService(ns, "stale").Status.CurrentRecord).To(Equal("stale-1"))
+
+			By("reconciling again from the same view, which knows neither the record nor the status")
+			// Whether its status write lands or meets a conflict depends on
+			// what else it wrote first; either way nothing is appended.
+			_, _ = r.Reconcile(ctx, req)
+			Expect(images(records(ns, "stale"))).To(Equal([]string{"1:app@A#linux"}))
+			Expect(getService(ns, "stale").Status.Revision).To(Equal(int64(1)))
+
+			By("changing the spec while the view still holds no status and no records")
+			update(svc, setImage("app@B#linux"))
+			view.svc = getService(ns, "stale")
+			view.svc.Status = edgev1alpha1.EdgeServiceStatus{}
+			for range 2 {
+				_, _ = r.Reconcile(ctx, req)
+			}
+			Expect(images(records(ns, "stale"))).To(Equal([]string{"1:app@A#linux", "2:app@B#linux"}))
+			Expect(getService(ns, "stale").Status.CurrentRecord).To(Equal("stale-2"))
+		})
+
 		It("appends each change once when two managers race", func() {
 			ns := newNamespace()
 			svc := newStatic(ns, "race", "rec-node")
@@ -142,6 +182,29 @@ var _ = Describe("DeployRecords", func() {
 		})
 	})
 })
+
+// staleView is a client whose reads of the service and its records come
+// from a frozen snapshot, standing in for a cache that lags behind the
+// reconciler's own writes. Writes go to the API server.
+type staleView struct {
+	client.Client
+	svc *edgev1alpha1.EdgeService
+}
+
+func (v *staleView) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if s, ok := obj.(*edgev1alpha1.EdgeService); ok {
+		v.svc.DeepCopyInto(s)
+		return nil
+	}
+	return v.Client.Get(ctx, key, obj, opts...)
+}
+
+func (v *staleView) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*edgev1alpha1.DeployRecordList); ok {
+		return nil // no records yet, as far as this view knows
+	}
+	return v.Client.List(ctx, list, opts...)
+}
 
 // failingStatus is a client whose EdgeService status writes fail, standing
 // in for a manager that dies between creating a record and writing status.

@@ -60,8 +60,9 @@ func newConfigHistory() *configHistory {
 	return &configHistory{byUID: map[types.UID][]observedConfig{}}
 }
 
+// A nil history, as in a reconciler not wired to a watch, keeps nothing.
 func (h *configHistory) observe(s *edgev1alpha1.EdgeService) {
-	if s.DeletionTimestamp != nil {
+	if h == nil || s.DeletionTimestamp != nil {
 		return
 	}
 	h.mu.Lock()
@@ -75,6 +76,9 @@ func (h *configHistory) observe(s *edgev1alpha1.EdgeService) {
 
 // pending returns the versions newer than generation.
 func (h *configHistory) pending(uid types.UID, generation int64) []observedConfig {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []observedConfig
@@ -88,6 +92,9 @@ func (h *configHistory) pending(uid types.UID, generation int64) []observedConfi
 
 // forget drops the versions up to generation.
 func (h *configHistory) forget(uid types.UID, generation int64) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	list := h.byUID[uid]
@@ -103,6 +110,9 @@ func (h *configHistory) forget(uid types.UID, generation int64) {
 }
 
 func (h *configHistory) drop(uid types.UID) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.byUID, uid)

@@ -25,6 +25,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -38,6 +39,9 @@ func main() {
 		metricsAddr    string
 		probeAddr      string
 		leaderElection bool
+		concurrency    int
+		qps            float64
+		burst          int
 	)
 	o := controllers.DefaultOptions()
 	flag.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the agents' Leases, one per EdgeNode, named after it.")
@@ -47,6 +51,9 @@ func main() {
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
+	flag.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
+	flag.Float64Var(&qps, "kube-api-qps", 50, "Queries per second to the API server the manager may make.")
+	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server above kube-api-qps.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -57,8 +64,11 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(edgev1alpha1.AddToScheme(scheme))
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
+		Controller:             config.Controller{MaxConcurrentReconciles: concurrency},
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElection,
