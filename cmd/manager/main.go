@@ -14,82 +14,140 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command manager runs the edgeplane controllers.
+// Command manager runs the edgeplane controllers and the /api/v1 facade.
+// With --controllers=false it is a read replica of the facade: no leader
+// election, any number of copies.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"os"
+	"time"
+	_ "time/tzdata" // --time-zone works without the host's zoneinfo
 
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 func main() {
+	ctx := ctrl.SetupSignalHandler()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags and runs the manager until ctx is done.
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	var (
-		metricsAddr    string
-		probeAddr      string
-		leaderElection bool
-		concurrency    int
-		qps            float64
-		burst          int
+		metricsAddr, probeAddr, timeZone string
+		leaderElection, runControllers   bool
+		concurrency, burst               int
+		qps                              float64
 	)
 	o := controllers.DefaultOptions()
-	flag.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the agents' Leases, one per EdgeNode, named after it.")
-	flag.DurationVar(&o.NodeGracePeriod, "node-grace-period", o.NodeGracePeriod, "How old a node's Lease may be before the node is offline.")
-	flag.DurationVar(&o.RescheduleGrace, "reschedule-grace-period", o.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
-	flag.DurationVar(&o.DeletionTimeout, "deletion-timeout", o.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
-	flag.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
-	flag.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
-	flag.Float64Var(&qps, "kube-api-qps", 50, "Queries per second to the API server the manager may make.")
-	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server above kube-api-qps.")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	api := apiserver.DefaultOptions()
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the agents' Leases, one per EdgeNode, named after it.")
+	fs.DurationVar(&o.NodeGracePeriod, "node-grace-period", o.NodeGracePeriod, "How old a node's Lease may be before the node is offline.")
+	fs.DurationVar(&o.RescheduleGrace, "reschedule-grace-period", o.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
+	fs.DurationVar(&o.DeletionTimeout, "deletion-timeout", o.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
+	fs.BoolVar(&runControllers, "controllers", true, "Run the reconcilers. false runs the facade alone, as a read replica.")
+	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
+	fs.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
+	fs.Float64Var(&qps, "kube-api-qps", 50, "Queries per second to the API server the manager may make.")
+	fs.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server above kube-api-qps.")
+	fs.StringVar(&api.BindAddress, "api-bind-address", api.BindAddress, "Address the /api/v1 facade binds to; 0 disables it.")
+	fs.StringVar(&api.Namespace, "api-namespace", api.Namespace, "Namespace of the EdgeServices, DeployRecords and ProvisionTemplates the facade serves.")
+	fs.StringVar(&api.Auth, "auth", api.Auth, "Authentication of the facade: none, or kubernetes (bearer tokens, TokenReview and SubjectAccessReview).")
+	fs.DurationVar(&api.AuthCacheTTL, "auth-cache-ttl", api.AuthCacheTTL, "How long the facade reuses an authentication or authorization decision.")
+	fs.StringVar(&api.TLSCertFile, "tls-cert-file", "", "Certificate of the facade; with --tls-private-key-file it serves HTTPS.")
+	fs.StringVar(&api.TLSKeyFile, "tls-private-key-file", "", "Private key of the facade's certificate.")
+	fs.StringVar(&timeZone, "time-zone", "UTC", "Time zone of the facade's yyyy-MM-dd HH:mm:ss times, as an IANA name.")
+	config.RegisterFlags(fs)
+	zopts := zap.Options{}
+	zopts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 	log := ctrl.Log.WithName("setup")
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(edgev1alpha1.AddToScheme(scheme))
+	loc, err := time.LoadLocation(timeZone)
+	if err != nil {
+		return fmt.Errorf("--time-zone: %w", err)
+	}
+	api.Location = loc
+	if (api.TLSCertFile == "") != (api.TLSKeyFile == "") {
+		return errors.New("--tls-cert-file and --tls-private-key-file go together")
+	}
+	if !runControllers && (api.BindAddress == "" || api.BindAddress == "0") {
+		return errors.New("with --controllers=false the facade is all there is: set --api-bind-address")
+	}
 
-	cfg := ctrl.GetConfigOrDie()
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return err
+	}
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Controller:             config.Controller{MaxConcurrentReconciles: concurrency},
+		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElection,
+		LeaderElection:         leaderElection && runControllers,
 		LeaderElectionID:       "edgeplane-manager.edge.edgeplane.io",
 		Cache:                  controllers.CacheOptions(o),
+		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: concurrency},
 	})
 	if err != nil {
-		log.Error(err, "Unable to create manager")
-		os.Exit(1)
+		return fmt.Errorf("creating the manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
-	if err := controllers.Setup(ctx, mgr, o); err != nil {
-		log.Error(err, "Unable to set up controllers")
-		os.Exit(1)
+	if runControllers {
+		if err := controllers.Setup(ctx, mgr, o); err != nil {
+			return fmt.Errorf("setting up the controllers: %w", err)
+		}
+	} else if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if api.BindAddress != "" && api.BindAddress != "0" {
+		srv, err := apiserver.New(mgr, api)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(srv); err != nil {
+			return err
+		}
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
-	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
+	utilruntime.Must(mgr.AddReadyzCheck("informers", func(*http.Request) error { return cacheSynced(mgr) }))
 
-	log.Info("Starting manager")
-	if err := mgr.Start(ctx); err != nil {
-		log.Error(err, "Manager exited with an error")
-		os.Exit(1)
+	log.Info("Starting manager", "controllers", runControllers, "facade", api.BindAddress)
+	return mgr.Start(ctx)
+}
+
+// cacheSynced is the readiness of the manager: ready once its informer
+// cache has synced.
+func cacheSynced(mgr ctrl.Manager) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("the informer cache has not synced yet")
 	}
+	return nil
 }

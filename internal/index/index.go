@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/paths"
 )
 
 const (
@@ -43,6 +44,12 @@ const (
 	TemplateByParent = "provisiontemplate.parent"
 	// FolderByPath indexes folders by their own full path, as namespace/path.
 	FolderByPath = "provisiontemplate.folderPath"
+	// ServiceByPath indexes EdgeServices by their folder and every folder
+	// above it, so that one lookup finds the services at or below a path.
+	ServiceByPath = "edgeservice.spec.path.ancestors"
+	// ByUID indexes objects of every kind by metadata.uid, the id the
+	// facade speaks.
+	ByUID = "metadata.uid"
 )
 
 // Register adds every index to the cache behind indexer.
@@ -61,6 +68,13 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		{&edgev1alpha1.EdgeService{}, ServiceBySpecNode, func(o client.Object) []string {
 			return o.(*edgev1alpha1.EdgeService).Spec.Nodes
 		}},
+		{&edgev1alpha1.EdgeService{}, ServiceByPath, func(o client.Object) []string {
+			return paths.Ancestors(string(o.(*edgev1alpha1.EdgeService).Spec.Path))
+		}},
+		{&edgev1alpha1.EdgeService{}, ByUID, uid},
+		{&edgev1alpha1.EdgeNode{}, ByUID, uid},
+		{&edgev1alpha1.DeployRecord{}, ByUID, uid},
+		{&edgev1alpha1.ProvisionTemplate{}, ByUID, uid},
 		{&edgev1alpha1.EdgeService{}, ServiceByPolicy, func(o client.Object) []string {
 			return []string{string(o.(*edgev1alpha1.EdgeService).Spec.Policy)}
 		}},
@@ -94,12 +108,9 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 func Key(namespace, path string) string { return namespace + "/" + path }
 
 // JoinPath joins a canonical folder path and an entry name.
-func JoinPath(parent, name string) string {
-	if parent == "/" {
-		return "/" + name
-	}
-	return parent + "/" + name
-}
+func JoinPath(parent, name string) string { return paths.Join(parent, name) }
+
+func uid(o client.Object) []string { return []string{string(o.GetUID())} }
 
 func uniqueInstanceFields(s *edgev1alpha1.EdgeService, field func(edgev1alpha1.ServiceInstance) string) []string {
 	seen := make(map[string]bool, len(s.Status.Containers))

@@ -26,23 +26,15 @@ import (
 	"runtime"
 	"strings"
 
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 // Scheme knows the built-in kinds and the edgeplane kinds.
-var Scheme = apiruntime.NewScheme()
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(edgev1alpha1.AddToScheme(Scheme))
-}
+var Scheme = scheme.Scheme
 
 // RepoRoot is the root of the edgeplane repository.
 func RepoRoot() string {

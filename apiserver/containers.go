@@ -1,0 +1,349 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/imageref"
+	"github.com/edgeplane/edgeplane/internal/index"
+)
+
+// container is the contract's Container: a service instance joined with
+// what the agent of its node reports about it.
+type container struct {
+	ID              string    `json:"id"`
+	TaskID          string    `json:"taskId"`
+	Name            string    `json:"name"`
+	Status          *string   `json:"status"`
+	Uptime          int64     `json:"uptime"`
+	StartedTime     *string   `json:"startedTime"`
+	CreatedTime     *string   `json:"createdTime"`
+	TaskCreatedTime int64     `json:"taskCreatedTime"`
+	DeployStatus    string    `json:"deployStatus"`
+	FailedMessage   *string   `json:"failedMessage"`
+	RestartCnt      int32     `json:"restartCnt"`
+	DeployNum       int32     `json:"deployNum"`
+	CPUUsage        cpuUsage  `json:"cpuUsage"`
+	MemoryLimit     int64     `json:"memoryLimit"`
+	MemoryUsage     int64     `json:"memoryUsage"`
+	MemoryMaxUsage  int64     `json:"memoryMaxUsage"`
+	SizeUsage       int64     `json:"sizeUsage"`
+	SizeLimit       int64     `json:"sizeLimit"`
+	ServiceID       string    `json:"serviceId"`
+	ServiceName     string    `json:"serviceName"`
+	NodeID          string    `json:"nodeId"`
+	Address         string    `json:"address"`
+	NodeName        string    `json:"nodeName"`
+	NodeArch        string    `json:"nodeArch"`
+	ImageID         string    `json:"imageId"`
+	ImageName       string    `json:"imageName"`
+	ImageVersion    string    `json:"imageVersion"`
+	ImageOS         string    `json:"imageOS"`
+	ImageArch       string    `json:"imageArch"`
+}
+
+type cpuUsage struct {
+	Total float64   `json:"total"`
+	Cores []float64 `json:"cores"`
+}
+
+// instance is one service instance with its node and what the agent
+// reports of it (nil when nothing yet).
+type instance struct {
+	svc  *edgev1alpha1.EdgeService
+	inst *edgev1alpha1.ServiceInstance
+	node *edgev1alpha1.EdgeNode // nil when the node is gone
+	obs  *edgev1alpha1.ObservedContainer
+}
+
+// nodeView looks nodes up by name in the cache once per request, with an
+// index of each node's reported containers by task id.
+type nodeView struct {
+	ctx    context.Context
+	reader client.Reader
+	nodes  map[string]*edgev1alpha1.EdgeNode
+	tasks  map[string]map[string]*edgev1alpha1.ObservedContainer
+}
+
+func (s *Server) newNodeView(ctx context.Context) *nodeView {
+	return &nodeView{ctx: ctx, reader: s.reader, nodes: map[string]*edgev1alpha1.EdgeNode{}, tasks: map[string]map[string]*edgev1alpha1.ObservedContainer{}}
+}
+
+func (v *nodeView) add(n *edgev1alpha1.EdgeNode) {
+	v.nodes[n.Name] = n
+	byTask := make(map[string]*edgev1alpha1.ObservedContainer, len(n.Status.Containers))
+	for i := range n.Status.Containers {
+		if c := &n.Status.Containers[i]; c.TaskID != "" {
+			byTask[c.TaskID] = c
+		}
+	}
+	v.tasks[n.Name] = byTask
+}
+
+func (v *nodeView) get(name string) (*edgev1alpha1.EdgeNode, error) {
+	if n, ok := v.nodes[name]; ok {
+		return n, nil
+	}
+	n := &edgev1alpha1.EdgeNode{}
+	if err := v.reader.Get(v.ctx, client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		v.nodes[name] = nil
+		return nil, nil
+	}
+	v.add(n)
+	return n, nil
+}
+
+func (v *nodeView) instance(svc *edgev1alpha1.EdgeService, inst *edgev1alpha1.ServiceInstance) (instance, error) {
+	n, err := v.get(inst.NodeName)
+	if err != nil {
+		return instance{}, err
+	}
+	return instance{svc: svc, inst: inst, node: n, obs: v.tasks[inst.NodeName][inst.TaskID]}, nil
+}
+
+// getContainer serves GET /api/v1/container/{id}, id being the taskId.
+func (s *Server) getContainer(r *http.Request) (any, error) {
+	id := r.PathValue("id")
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
+		client.MatchingFields{index.ServiceByTaskID: id}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fromKube(err)
+	}
+	v := s.newNodeView(r.Context())
+	for i := range services.Items {
+		svc := &services.Items[i]
+		for j := range svc.Status.Containers {
+			if svc.Status.Containers[j].TaskID == id {
+				in, err := v.instance(svc, &svc.Status.Containers[j])
+				if err != nil {
+					return nil, fromKube(err)
+				}
+				return s.container(in, s.opts.Clock.Now()), nil
+			}
+		}
+	}
+	return nil, notFound("No container has the taskId %q.", id)
+}
+
+// listContainersOfServices serves GET /api/v1/container/service.
+func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	ids, err := parseIDs(q, "serviceIds")
+	if err != nil {
+		return nil, err
+	}
+	p, err := parsePage(q)
+	if err != nil {
+		return nil, err
+	}
+	v := s.newNodeView(r.Context())
+	var found []instance
+	for _, id := range unique(ids) {
+		services := &edgev1alpha1.EdgeServiceList{}
+		if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
+			client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fromKube(err)
+		}
+		for i := range services.Items {
+			svc := &services.Items[i]
+			for j := range svc.Status.Containers {
+				in, err := v.instance(svc, &svc.Status.Containers[j])
+				if err != nil {
+					return nil, fromKube(err)
+				}
+				found = append(found, in)
+			}
+		}
+	}
+	return s.containerPage(found, q.Get("key"), p), nil
+}
+
+// listContainersOfNodes serves GET /api/v1/container/node.
+func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	ids, err := parseIDs(q, "nodeIds")
+	if err != nil {
+		return nil, err
+	}
+	p, err := parsePage(q)
+	if err != nil {
+		return nil, err
+	}
+	v := s.newNodeView(r.Context())
+	var found []instance
+	for _, id := range unique(ids) {
+		nodes := &edgev1alpha1.EdgeNodeList{}
+		if err := s.reader.List(r.Context(), nodes, client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fromKube(err)
+		}
+		for i := range nodes.Items {
+			n := &nodes.Items[i]
+			v.add(n)
+			services := &edgev1alpha1.EdgeServiceList{}
+			if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
+				client.MatchingFields{index.ServiceByNode: n.Name}, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, fromKube(err)
+			}
+			for j := range services.Items {
+				svc := &services.Items[j]
+				for k := range svc.Status.Containers {
+					if svc.Status.Containers[k].NodeName == n.Name {
+						in, _ := v.instance(svc, &svc.Status.Containers[k])
+						found = append(found, in)
+					}
+				}
+			}
+		}
+	}
+	return s.containerPage(found, q.Get("key"), p), nil
+}
+
+// containerPage filters instances by key, orders them newest task first
+// and renders one page.
+func (s *Server) containerPage(found []instance, key string, p page) pageOf[container] {
+	if key != "" {
+		kept := found[:0]
+		for _, in := range found {
+			if matchesKey(in, key) {
+				kept = append(kept, in)
+			}
+		}
+		found = kept
+	}
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i].inst, found[j].inst
+		if !a.TaskCreatedTime.Equal(&b.TaskCreatedTime) {
+			return b.TaskCreatedTime.Before(&a.TaskCreatedTime)
+		}
+		return a.TaskID < b.TaskID
+	})
+	pg := paginate(found, p)
+	out := pageOf[container]{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
+	now := s.opts.Clock.Now()
+	for _, in := range pg.List {
+		out.List = append(out.List, s.container(in, now))
+	}
+	return out
+}
+
+// matchesKey matches key as a case-insensitive substring of the node,
+// container or service name, or exactly a status or deploy status.
+func matchesKey(in instance, key string) bool {
+	k := strings.ToLower(key)
+	for _, name := range []string{in.inst.NodeName, in.inst.Name, in.svc.Name} {
+		if strings.Contains(strings.ToLower(name), k) {
+			return true
+		}
+	}
+	if strings.EqualFold(string(in.inst.DeployStatus), key) {
+		return true
+	}
+	return in.obs != nil && strings.EqualFold(string(in.obs.State), key)
+}
+
+func unique(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// container renders the contract's Container.
+func (s *Server) container(in instance, now time.Time) container {
+	inst, obs := in.inst, in.obs
+	c := container{
+		TaskID: inst.TaskID, Name: inst.Name, NodeName: inst.NodeName,
+		TaskCreatedTime: inst.TaskCreatedTime.UnixMilli(),
+		DeployStatus:    string(inst.DeployStatus), DeployNum: inst.DeployNum,
+		CPUUsage:  cpuUsage{Cores: []float64{}},
+		ServiceID: string(in.svc.UID), ServiceName: in.svc.Name,
+	}
+	if c.DeployStatus == "" {
+		c.DeployStatus = string(edgev1alpha1.DeployDeploying)
+	}
+	if inst.FailedMessage != "" {
+		c.FailedMessage = &inst.FailedMessage
+	}
+	created := inst.CreatedTime
+	ref := string(in.svc.Spec.Image.Ref)
+	if obs != nil {
+		c.ID, c.RestartCnt, c.ImageID, c.ImageArch = obs.ID, obs.RestartCount, obs.ImageID, obs.ImageArch
+		if obs.State != "" {
+			state := string(obs.State)
+			c.Status = &state
+		}
+		if obs.StartedTime != nil {
+			c.StartedTime = rfc3339(obs.StartedTime.Time)
+			if obs.State == edgev1alpha1.ContainerRunning {
+				c.Uptime = max(0, int64(now.Sub(obs.StartedTime.Time)/time.Second))
+			}
+		}
+		if created == nil {
+			created = obs.CreatedTime
+		}
+		if obs.CPU != nil {
+			c.CPUUsage.Total = obs.CPU.Total
+			c.CPUUsage.Cores = append(c.CPUUsage.Cores, obs.CPU.Cores...)
+		}
+		if m := obs.Memory; m != nil {
+			c.MemoryLimit, c.MemoryUsage, c.MemoryMaxUsage = m.Limit, m.Usage, m.MaxUsage
+		}
+		if sz := obs.Size; sz != nil {
+			c.SizeUsage, c.SizeLimit = sz.Usage, sz.Limit
+		}
+		if obs.Image != "" {
+			ref = obs.Image // the image the container actually runs
+		}
+	}
+	if created != nil {
+		c.CreatedTime = rfc3339(created.Time)
+	}
+	if r, err := imageref.Parse(ref); err == nil {
+		c.ImageName, c.ImageVersion, c.ImageOS = r.Name, r.Tag, r.OS
+	} else {
+		c.ImageName = ref
+	}
+	if n := in.node; n != nil {
+		c.NodeID, c.Address, c.NodeArch = string(n.UID), n.Spec.Address, nodeArch(n)
+		// On the embedded real-time OS the container id is its name.
+		if c.ID == "" && nodeType(n) != "" && nodeType(n) != "linux" {
+			c.ID = c.Name
+		}
+	}
+	return c
+}
+
+func rfc3339(t time.Time) *string {
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}

@@ -1,0 +1,132 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// node is an item of the node list; basic items carry only id, name, type
+// and arch.
+type node struct {
+	ID                      string   `json:"id"`
+	Name                    string   `json:"name"`
+	Type                    string   `json:"type"`
+	Arch                    string   `json:"arch"`
+	Address                 *string  `json:"address,omitempty"`
+	Status                  *string  `json:"status,omitempty"`
+	TLS                     *bool    `json:"tls,omitempty"`
+	ContainerTotal          *int32   `json:"containerTotal,omitempty"`
+	ContainerRunning        *int32   `json:"containerRunning,omitempty"`
+	ContainerManagedTotal   *int32   `json:"containerManagedTotal,omitempty"`
+	ContainerManagedRunning *int32   `json:"containerManagedRunning,omitempty"`
+	UpTime                  *float64 `json:"upTime,omitempty"`
+	CreatedTime             *string  `json:"createdTime,omitempty"`
+	AppTotal                *int32   `json:"appTotal,omitempty"`
+	AppRunning              *int32   `json:"appRunning,omitempty"`
+}
+
+// listNodes serves GET /api/v1/node: nodes by creation time then name,
+// filtered by a case-insensitive substring of the name.
+func (s *Server) listNodes(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	p, err := parsePage(q)
+	if err != nil {
+		return nil, err
+	}
+	basic, err := parseBool(q, "basicInfo")
+	if err != nil {
+		return nil, err
+	}
+	name := strings.ToLower(q.Get("name"))
+	list := &edgev1alpha1.EdgeNodeList{}
+	// Read-only use of the cached objects: no copy of every node per request.
+	if err := s.reader.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fromKube(err)
+	}
+	nodes := make([]*edgev1alpha1.EdgeNode, 0, len(list.Items))
+	for i := range list.Items {
+		if name == "" || strings.Contains(strings.ToLower(list.Items[i].Name), name) {
+			nodes = append(nodes, &list.Items[i])
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		a, b := nodes[i].CreationTimestamp, nodes[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return nodes[i].Name < nodes[j].Name
+	})
+	pg := paginate(nodes, p)
+	out := pageOf[node]{List: make([]node, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
+	now := s.opts.Clock.Now()
+	for _, n := range pg.List {
+		out.List = append(out.List, s.node(n, basic, now))
+	}
+	return out, nil
+}
+
+func (s *Server) node(n *edgev1alpha1.EdgeNode, basic bool, now time.Time) node {
+	item := node{ID: string(n.UID), Name: n.Name, Type: nodeType(n), Arch: nodeArch(n)}
+	if basic {
+		return item
+	}
+	st := &n.Status
+	status := string(st.Status)
+	if status == "" {
+		status = string(edgev1alpha1.NodeOffline)
+	}
+	upTime := 0.0
+	if st.Status == edgev1alpha1.NodeOnline && st.BootTime != nil {
+		upTime = max(0, now.Sub(st.BootTime.Time).Seconds())
+	}
+	created := s.formatTime(n.CreationTimestamp.Time)
+	item.Address, item.Status, item.TLS = &n.Spec.Address, &status, &n.Spec.TLS
+	item.ContainerTotal, item.ContainerRunning = &st.ContainerTotal, &st.ContainerRunning
+	item.ContainerManagedTotal, item.ContainerManagedRunning = &st.ContainerManagedTotal, &st.ContainerManagedRunning
+	item.UpTime, item.CreatedTime = &upTime, &created
+	item.AppTotal, item.AppRunning = &st.AppTotal, &st.AppRunning
+	return item
+}
+
+// nodeType is the OS kind the agent reports, else the spec's hint.
+func nodeType(n *edgev1alpha1.EdgeNode) string {
+	if n.Status.NodeInfo != nil && n.Status.NodeInfo.Type != "" {
+		return n.Status.NodeInfo.Type
+	}
+	return n.Spec.Type
+}
+
+// nodeArch is the architecture the agent reports, else the spec's hint.
+func nodeArch(n *edgev1alpha1.EdgeNode) string {
+	if n.Status.NodeInfo != nil && n.Status.NodeInfo.Arch != "" {
+		return n.Status.NodeInfo.Arch
+	}
+	return n.Spec.Arch
+}
+
+// formatTime formats the contract's yyyy-MM-dd HH:mm:ss in the facade's zone.
+func (s *Server) formatTime(t time.Time) string {
+	return t.In(s.opts.Location).Format(time.DateTime)
+}

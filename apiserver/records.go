@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/index"
+)
+
+// recordNode is an entry of a record's nodeList.
+type recordNode struct {
+	NodeID   string `json:"nodeId"`
+	NodeName string `json:"nodeName"`
+	Address  string `json:"address"`
+}
+
+// recordItem is an item of the record list.
+type recordItem struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Image       string       `json:"image"`
+	Cmd         []string     `json:"cmd"`
+	CreatedTime string       `json:"createdTime"`
+	NodeList    []recordNode `json:"nodeList"`
+}
+
+// recordDetail is the record-detail response.
+type recordDetail struct {
+	ID          string       `json:"id"`
+	Action      string       `json:"action"`
+	Cmd         []string     `json:"cmd"`
+	Config      any          `json:"config"`
+	Name        string       `json:"name"`
+	VSOA        any          `json:"vsoa"`
+	NodeList    []recordNode `json:"nodeList"`
+	Image       recordImage  `json:"image"`
+	CreatedTime string       `json:"createdTime"`
+	Policy      string       `json:"policy"`
+	Factor      int32        `json:"factor"`
+}
+
+type recordImage struct {
+	ID          string `json:"id"`
+	Ref         string `json:"ref"`
+	Path        string `json:"path"`
+	PullPolicy  string `json:"pullPolicy"`
+	AutoUpgrade string `json:"autoUpgrade"`
+}
+
+// vsoa is the messaging configuration as the contract shows it; the
+// password stays in its Secret.
+type vsoa struct {
+	Port               int32  `json:"port"`
+	HealthPath         string `json:"healthPath"`
+	HealthIntervalMs   int32  `json:"healthIntervalMs"`
+	HealthTimeoutMs    int32  `json:"healthTimeoutMs"`
+	HealthStartDelayMs int32  `json:"healthStartDelayMs"`
+}
+
+// getRecord serves GET /api/v1/service/record/{id}.
+func (s *Server) getRecord(r *http.Request) (any, error) {
+	id := r.PathValue("id")
+	list := &edgev1alpha1.DeployRecordList{}
+	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace),
+		client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fromKube(err)
+	}
+	if len(list.Items) == 0 {
+		return nil, notFound("No deployment record has the id %q.", id)
+	}
+	rec := &list.Items[0]
+	spec := &rec.Spec
+	d := recordDetail{
+		ID: string(rec.UID), Action: string(spec.Action), Cmd: orEmpty(spec.Cmd), Name: spec.ServiceName,
+		NodeList: recordNodes(rec), CreatedTime: s.formatTime(rec.CreationTimestamp.Time), Policy: string(spec.Policy),
+		Image: recordImage{
+			ID: string(spec.Image.Ref), Ref: string(spec.Image.Ref), Path: spec.Image.Path,
+			PullPolicy: string(spec.Image.EffectivePullPolicy()), AutoUpgrade: string(spec.Image.AutoUpgrade),
+		},
+	}
+	if d.Action == "" {
+		d.Action = string(edgev1alpha1.ActionRun)
+	}
+	if d.Image.AutoUpgrade == "" {
+		d.Image.AutoUpgrade = string(edgev1alpha1.AutoUpgradeNever)
+	}
+	// factor is the instance count: spec.factor when dynamic, the number of
+	// listed nodes when static.
+	if spec.Factor != nil {
+		d.Factor = *spec.Factor
+	} else {
+		d.Factor = int32(len(spec.Nodes))
+	}
+	if c := spec.Config; c != nil && c.Linux != nil {
+		d.Config = c.Linux
+	} else if c != nil && c.Embedded != nil {
+		d.Config = c.Embedded
+	}
+	if v := spec.VSOA; v != nil {
+		d.VSOA = vsoa{Port: v.Port, HealthPath: v.HealthPath, HealthIntervalMs: v.HealthIntervalMs, HealthTimeoutMs: v.HealthTimeoutMs, HealthStartDelayMs: v.HealthStartDelayMs}
+	}
+	return d, nil
+}
+
+// listRecords serves GET /api/v1/service/record: a service's records,
+// newest first.
+func (s *Server) listRecords(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	p, aerr := parsePage(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	id := q.Get("id")
+	if strings.TrimSpace(id) == "" {
+		return nil, badField("id", "is required: the id of the service")
+	}
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
+		client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fromKube(err)
+	}
+	if len(services.Items) == 0 {
+		return nil, notFound("No service has the id %q.", id)
+	}
+	list := &edgev1alpha1.DeployRecordList{}
+	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace),
+		client.MatchingFields{index.RecordByServiceUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fromKube(err)
+	}
+	recs := list.Items
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Spec.Revision > recs[j].Spec.Revision })
+	pg := paginate(recs, p)
+	out := pageOf[recordItem]{List: make([]recordItem, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
+	for i := range pg.List {
+		rec := &pg.List[i]
+		out.List = append(out.List, recordItem{
+			ID: string(rec.UID), Name: rec.Spec.ServiceName, Image: string(rec.Spec.Image.Ref), Cmd: orEmpty(rec.Spec.Cmd),
+			CreatedTime: s.formatTime(rec.CreationTimestamp.Time), NodeList: recordNodes(rec),
+		})
+	}
+	return out, nil
+}
+
+func recordNodes(rec *edgev1alpha1.DeployRecord) []recordNode {
+	out := make([]recordNode, 0, len(rec.Spec.Nodes))
+	for _, n := range rec.Spec.Nodes {
+		out = append(out, recordNode{NodeID: n.NodeID, NodeName: n.NodeName, Address: n.Address})
+	}
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,278 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apiserver is the facade that serves the legacy /api/v1 contract.
+// It answers reads from the manager's informer cache through field indexes
+// and sends writes to the Kubernetes API server.
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+// Options configure the facade.
+type Options struct {
+	// BindAddress is the address the facade listens on, such as ":8090".
+	BindAddress string
+	// Namespace holds the EdgeServices, DeployRecords and ProvisionTemplates
+	// the facade serves.
+	Namespace string
+	// Auth is AuthNone or AuthKubernetes.
+	Auth string
+	// AuthCacheTTL is how long an authentication or authorization decision
+	// is reused.
+	AuthCacheTTL time.Duration
+	// TLSCertFile and TLSKeyFile turn on TLS when both are set.
+	TLSCertFile, TLSKeyFile string
+	// Location is the time zone of the yyyy-MM-dd HH:mm:ss times.
+	Location *time.Location
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// The values of Options.Auth.
+const (
+	AuthNone       = "none"
+	AuthKubernetes = "kubernetes"
+)
+
+// DefaultOptions are the facade's defaults.
+func DefaultOptions() Options {
+	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, Location: time.UTC}
+}
+
+// Server is the facade. It runs as a manager Runnable on every replica,
+// leader or not.
+type Server struct {
+	opts   Options
+	reader client.Reader // the informer cache
+	writer client.Client // writes go to the API server
+	live   client.Reader // reads past the cache, to settle a write
+	cache  cache.Cache
+	auth   authorizer
+	synced atomic.Bool
+	log    logr.Logger
+	// Addr is the address the facade listens on once started.
+	addr atomic.Value
+}
+
+// New returns the facade of a manager. The manager's cache must carry the
+// indexes of internal/index.
+func New(mgr ctrl.Manager, o Options) (*Server, error) {
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	s := &Server{
+		opts: o, reader: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(), cache: mgr.GetCache(),
+		log: mgr.GetLogger().WithName("facade"),
+	}
+	switch o.Auth {
+	case AuthNone:
+		s.auth = allowAll{}
+	case AuthKubernetes:
+		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.AuthCacheTTL)
+		if err != nil {
+			return nil, err
+		}
+		s.auth = a
+	default:
+		return nil, fmt.Errorf("auth must be %q or %q, not %q", AuthNone, AuthKubernetes, o.Auth)
+	}
+	return s, nil
+}
+
+// NeedLeaderElection lets every replica serve.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Addr is the address the facade listens on, once started.
+func (s *Server) Addr() string {
+	a, _ := s.addr.Load().(string)
+	return a
+}
+
+// Start serves until ctx is done.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.BindAddress)
+	if err != nil {
+		return err
+	}
+	s.addr.Store(ln.Addr().String())
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+	go func() {
+		if s.cache.WaitForCacheSync(ctx) {
+			s.synced.Store(true)
+		}
+	}()
+	errs := make(chan error, 1)
+	go func() {
+		s.log.Info("Serving the /api/v1 facade", "address", ln.Addr().String(), "tls", s.opts.TLSCertFile != "", "auth", s.opts.Auth)
+		if s.opts.TLSCertFile != "" && s.opts.TLSKeyFile != "" {
+			errs <- srv.ServeTLS(ln, s.opts.TLSCertFile, s.opts.TLSKeyFile)
+		} else {
+			errs <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// route is one endpoint of the contract and what it needs in Kubernetes'
+// terms, for authorization.
+type route struct {
+	method, pattern, name string
+	verb, resource        string
+	handle                func(r *http.Request) (any, error)
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{http.MethodGet, "/api/v1/node", "listNodes", "list", "edgenodes", s.listNodes},
+		{http.MethodGet, "/api/v1/container/service", "listContainersOfServices", "list", "edgeservices", s.listContainersOfServices},
+		{http.MethodGet, "/api/v1/container/node", "listContainersOfNodes", "list", "edgeservices", s.listContainersOfNodes},
+		{http.MethodGet, "/api/v1/container/{id}", "getContainer", "get", "edgeservices", s.getContainer},
+		{http.MethodGet, "/api/v1/service/record", "listRecords", "list", "deployrecords", s.listRecords},
+		{http.MethodGet, "/api/v1/service/record/{id}", "getRecord", "get", "deployrecords", s.getRecord},
+		{http.MethodDelete, "/api/v1/service/path", "deleteServicesByPath", "delete", "edgeservices", s.deleteServicesByPath},
+		{http.MethodPost, "/api/v1/provision-template/path-label/service/batch", "createTemplates", "create", "provisiontemplates", s.createTemplates},
+		{http.MethodPost, "/api/v1/provision-template/path-label/folder", "createFolder", "create", "provisiontemplates", s.createFolder},
+	}
+}
+
+// Handler is the facade's HTTP handler: the routes of the contract, the
+// OpenAPI document, probes, and the envelope for everything else.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.Handle(rt.pattern, s.serveRoute(rt))
+	}
+	mux.Handle("/api/v1/openapi.json", instrument("openapi", http.HandlerFunc(serveOpenAPI)))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { writeOK(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.synced.Load() {
+			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet."))
+			return
+		}
+		writeOK(w, "ok")
+	})
+	mux.Handle("/", instrument("unknown", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("No endpoint %s %s; see /api/v1/openapi.json.", r.Method, r.URL.Path))
+	})))
+	return recoverPanics(s.log, mux)
+}
+
+// serveRoute checks method, readiness and authorization, runs the route
+// and writes its envelope.
+func (s *Server) serveRoute(rt route) http.Handler {
+	return instrument(rt.name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != rt.method {
+			w.Header().Set("Allow", rt.method)
+			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, rt.method))
+			return
+		}
+		if err := s.auth.authorize(r, rt.verb, rt.resource); err != nil {
+			writeError(w, err)
+			return
+		}
+		if !s.synced.Load() {
+			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet; try again shortly."))
+			return
+		}
+		data, err := rt.handle(r)
+		if err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				s.log.Error(err, "Request failed", "route", rt.name)
+			}
+			writeError(w, err)
+			return
+		}
+		writeOK(w, data)
+	}))
+}
+
+// recoverPanics answers a panicking handler with a 500 envelope.
+func recoverPanics(log logr.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error(fmt.Errorf("%v", v), "Handler panicked", "method", r.Method, "path", r.URL.Path)
+				writeError(w, errorf(http.StatusInternalServerError, "Internal error."))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status code for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func instrument(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		defer func() {
+			requestsTotal.WithLabelValues(route, r.Method, strconv.Itoa(sw.code)).Inc()
+			requestDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}

@@ -1,0 +1,257 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/edgeplane/edgeplane/apiserver"
+	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+// The facade runs in a real manager, next to the reconcilers, against a
+// real kube-apiserver; the tests speak to it over HTTP as a legacy client
+// would. A second facade with --auth=kubernetes serves the auth tests.
+// Every response the tests read is validated against openapi.json.
+
+const facadeNamespace = "legacy"
+
+var (
+	ctx       context.Context
+	cancel    context.CancelFunc
+	testEnv   *envtest.Environment
+	cfg       *rest.Config
+	k8sClient client.Client
+	opts      controllers.Options
+	baseURL   string // the facade without auth
+	authURL   string // the facade with --auth=kubernetes
+	openAPI   *openapi3.T
+)
+
+func TestAPIServer(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	RunSpecs(t, "Facade suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctx, cancel = context.WithCancel(context.Background())
+
+	data, err := os.ReadFile(filepath.Join("openapi.json"))
+	Expect(err).NotTo(HaveOccurred())
+	openAPI, err = openapi3.NewLoader().LoadFromData(data)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(openAPI.Validate(ctx)).To(Succeed(), "openapi.json must be a valid OpenAPI 3 document")
+
+	testEnv, cfg, k8sClient, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	opts = controllers.DefaultOptions()
+	opts.NodeGracePeriod = 2 * time.Second
+	opts.RescheduleGrace = 3 * time.Second
+	opts.DeletionTimeout = time.Hour // a stuck finalizer stays stuck unless forced
+	for _, ns := range []string{opts.LeaseNamespace, facadeNamespace} {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  testenv.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controllers.CacheOptions(opts),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
+	open, secured := startFacade(mgr, apiserver.AuthNone), startFacade(mgr, apiserver.AuthKubernetes)
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	baseURL, authURL = open(), secured()
+	go renewLeases()
+	Eventually(func() int { return get(baseURL + "/readyz").Status }).Should(Equal(http.StatusOK))
+})
+
+var _ = AfterSuite(func() {
+	cancel()
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})
+
+// startFacade adds a facade on a free loopback port to the manager and
+// returns a function that waits for its URL.
+func startFacade(mgr ctrl.Manager, auth string) func() string {
+	GinkgoHelper()
+	o := apiserver.DefaultOptions()
+	o.BindAddress, o.Namespace, o.Auth = "127.0.0.1:0", facadeNamespace, auth
+	o.Location = time.FixedZone("UTC+8", 8*3600)
+	srv, err := apiserver.New(mgr, o)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(mgr.Add(srv)).To(Succeed())
+	return func() string {
+		Eventually(srv.Addr).ShouldNot(BeEmpty())
+		return "http://" + srv.Addr()
+	}
+}
+
+// reply is a decoded envelope with its HTTP status.
+type reply struct {
+	HTTP        int
+	Status      int               `json:"status"`
+	Message     string            `json:"message"`
+	FieldErrors map[string]string `json:"fieldErrors"`
+	Data        json.RawMessage   `json:"data"`
+	raw         any
+}
+
+// into decodes the data of a reply.
+func (r reply) into(v any) {
+	GinkgoHelper()
+	Expect(json.Unmarshal(r.Data, v)).To(Succeed())
+}
+
+// object is the data as a generic JSON object, to check the exact keys.
+func (r reply) object() map[string]any {
+	GinkgoHelper()
+	var m map[string]any
+	r.into(&m)
+	return m
+}
+
+func get(url string) reply { return do(http.MethodGet, url, "", nil, "") }
+
+func api(path string) reply { GinkgoHelper(); return get(baseURL + path) }
+
+func sendJSON(method, path string, body any) reply {
+	GinkgoHelper()
+	data, err := json.Marshal(body)
+	Expect(err).NotTo(HaveOccurred())
+	return do(method, baseURL+path, "application/json", data, "")
+}
+
+// do sends a request and checks what every response of the facade must
+// be: the envelope, as JSON, with the HTTP status in it, matching the
+// OpenAPI document for the route and status.
+func do(method, url, contentType string, body []byte, token string) reply {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	Expect(err).NotTo(HaveOccurred())
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"), "body: %s", data)
+	var r reply
+	Expect(json.Unmarshal(data, &r)).To(Succeed(), "body: %s", data)
+	Expect(json.Unmarshal(data, &r.raw)).To(Succeed())
+	r.HTTP = resp.StatusCode
+	Expect(r.Status).To(Equal(resp.StatusCode), "the envelope's status is the HTTP status: %s", data)
+	Expect(r.Message).NotTo(BeEmpty())
+	if r.Status != http.StatusOK {
+		Expect(string(r.Data)).To(Equal("null"), "data is null on failure")
+	} else {
+		Expect(r.FieldErrors).To(BeNil())
+	}
+	validate(method, req.URL.Path, r)
+	return r
+}
+
+// validate checks a reply against the OpenAPI document, for the routes
+// of the contract.
+func validate(method, path string, r reply) {
+	GinkgoHelper()
+	op := operation(method, path)
+	if op == nil {
+		return // probes, unknown routes and wrong methods: the envelope checks above apply
+	}
+	ref := op.Responses.Status(r.HTTP)
+	Expect(ref).NotTo(BeNil(), "openapi.json lists no %d response for %s %s", r.HTTP, method, path)
+	schema := ref.Value.Content.Get("application/json").Schema.Value
+	Expect(schema.VisitJSON(r.raw)).To(Succeed(), "%s %s answered %d against openapi.json", method, path, r.HTTP)
+}
+
+// operation finds the document's operation for a concrete path: literal
+// segments first, then {parameters}.
+func operation(method, path string) *openapi3.Operation {
+	var found *openapi3.PathItem
+	for pattern, item := range openAPI.Paths.Map() {
+		if pattern == path {
+			found = item
+			break
+		}
+		if matchPattern(pattern, path) && found == nil {
+			found = item
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	return found.GetOperation(method)
+}
+
+func matchPattern(pattern, path string) bool {
+	ps, segs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(segs) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != segs[i] && !(strings.HasPrefix(ps[i], "{") && segs[i] != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// newNamespacedName is a helper for unique names within the suite.
+var seq int
+
+func unique(prefix string) string {
+	seq++
+	return fmt.Sprintf("%s-%d", prefix, seq)
+}
