@@ -126,4 +126,3 @@ func query(kv ...string) string {
 	}
 	return "?" + v.Encode()
 }
-
