@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"net/http"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+var _ = Describe("Every response", func() {
+	It("is the envelope for unknown routes and wrong methods", func() {
+		r := api("/api/v1/nodes")
+		Expect(r.Status).To(Equal(http.StatusNotFound))
+		Expect(r.Message).To(ContainSubstring("/api/v1/nodes"))
+		r = do(http.MethodPost, baseURL+"/api/v1/node", "application/json", []byte("{}"), "")
+		Expect(r.Status).To(Equal(http.StatusMethodNotAllowed))
+		r = do(http.MethodGet, baseURL+"/api/v1/service/path", "", nil, "")
+		Expect(r.Status).To(Equal(http.StatusMethodNotAllowed))
+		r = do(http.MethodPut, baseURL+"/", "", nil, "")
+		Expect(r.Status).To(Equal(http.StatusNotFound))
+	})
+
+	It("is counted per route and status code in the manager's metrics", func() {
+		api("/api/v1/node")
+		api("/api/v1/container/none")
+		families, err := metrics.Registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		counts := map[string]float64{}
+		for _, f := range families {
+			if f.GetName() != "edgeplane_api_requests_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				counts[labels["route"]+" "+labels["code"]] += m.GetCounter().GetValue()
+			}
+		}
+		Expect(counts["listNodes 200"]).To(BeNumerically(">=", 1))
+		Expect(counts["getContainer 404"]).To(BeNumerically(">=", 1))
+	})
+
+	It("serves the OpenAPI document of the contract", func() {
+		resp, err := http.Get(baseURL + "/api/v1/openapi.json")
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = resp.Body.Close() }()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
+		Expect(openAPI.Paths.Len()).To(Equal(9), "the nine endpoints of the contract")
+	})
+})
+
+var _ = Describe("Folders created by racing clients", func() {
+	It("make one object and every client gets its id", func() {
+		const clients = 8
+		ids := make([]any, clients)
+		var wg sync.WaitGroup
+		for i := range clients {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				r := sendJSON(http.MethodPost, "/api/v1/provision-template/path-label/folder", map[string]string{"name": "race", "path": "/racing/deep"})
+				Expect(r.Status).To(Equal(http.StatusOK), r.Message)
+				ids[i] = r.object()["id"]
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			Expect(id).To(Equal(ids[0]))
+		}
+		Expect(entriesIn("/racing/deep")).To(Equal([]string{"folder:race"}))
+		Expect(entriesIn("/racing")).To(Equal([]string{"folder:deep"}))
+	})
+})
+
+var _ = Describe("--auth=kubernetes", Ordered, func() {
+	var viewer, editor string
+
+	// token makes a ServiceAccount bound to rules and returns a token of it.
+	token := func(name string, rules ...rbacv1.PolicyRule) string {
+		GinkgoHelper()
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: facadeNamespace, Name: name}}
+		Expect(k8sClient.Create(ctx, sa)).To(Succeed())
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "facade-test-" + name}, Rules: rules}
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "facade-test-" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: facadeNamespace, Name: name}},
+		})).To(Succeed())
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		tr, err := cs.CoreV1().ServiceAccounts(facadeNamespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		return tr.Status.Token
+	}
+	group := edgev1alpha1.GroupVersion.Group
+
+	BeforeAll(func() {
+		viewer = token("viewer", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgenodes"}, Verbs: []string{"list"}})
+		editor = token("editor", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgeservices"}, Verbs: []string{"list", "delete"}})
+	})
+
+	It("refuses requests without a valid bearer token with 401", func() {
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "").Status).To(Equal(http.StatusUnauthorized))
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "not-a-token").Status).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("allows each route by the token's RBAC on the kind behind it, else 403", func() {
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, viewer).Status).To(Equal(http.StatusOK))
+		r := do(http.MethodGet, authURL+"/api/v1/container/service"+query("serviceIds[]", "x"), "", nil, viewer)
+		Expect(r.Status).To(Equal(http.StatusForbidden))
+		Expect(r.Message).To(ContainSubstring("system:serviceaccount:legacy:viewer"))
+		Expect(do(http.MethodDelete, authURL+"/api/v1/service/path", "application/json", []byte(`{"path":"/none"}`), viewer).Status).To(Equal(http.StatusForbidden))
+
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, editor).Status).To(Equal(http.StatusForbidden))
+		Expect(do(http.MethodGet, authURL+"/api/v1/container/service"+query("serviceIds[]", "x"), "", nil, editor).Status).To(Equal(http.StatusOK))
+		Expect(do(http.MethodDelete, authURL+"/api/v1/service/path", "application/json", []byte(`{"path":"/none"}`), editor).Status).To(Equal(http.StatusOK))
+		Expect(do(http.MethodPost, authURL+"/api/v1/provision-template/path-label/folder", "application/json", []byte(`{"name":"x","path":"/"}`), editor).Status).To(Equal(http.StatusForbidden))
+	})
+})
