@@ -42,8 +42,21 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 	hack/envtest-assets.sh
 
 .PHONY: test
-test: vet ## Run every test: schema, generated-code drift, controllers, facade (envtest).
+test: vet ## Run every test: schema, generated-code drift, controllers, facade (envtest), then each fuzz test briefly.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -count=1
+	$(MAKE) --no-print-directory fuzz
+
+# Each fuzz test runs from its seed corpus in `go test`; here the fuzzer
+# also explores for FUZZTIME.
+FUZZTIME ?= 5s
+FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals internal/paths:FuzzNormalize internal/imageref:FuzzParse
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz test for FUZZTIME (default 5s).
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 ##@ Build
 

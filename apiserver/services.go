@@ -29,7 +29,6 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/paths"
 )
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=delete
@@ -50,16 +49,9 @@ type deletion struct {
 // deleteServicesByPath serves DELETE /api/v1/service/path: it force-deletes
 // every EdgeService at or below the path, without waiting for agents.
 func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
-	var body pathBody
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
-	if body.Path == nil {
-		return nil, badField("path", "is required")
-	}
-	p, err := paths.Normalize(*body.Path)
-	if err != nil {
-		return nil, badField("path", err.Error())
+	p, aerr := parseDeletePath(r)
+	if aerr != nil {
+		return nil, aerr
 	}
 	list := &edgev1alpha1.EdgeServiceList{}
 	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace), client.MatchingFields{index.ServiceByPath: p}); err != nil {
@@ -79,6 +71,20 @@ func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
 	}
 	s.log.Info("Force-deleted services by path", "path", p, "transactionId", tx, "services", len(out))
 	return out, nil
+}
+
+// parseDeletePath reads the path of a delete-by-path request.
+func parseDeletePath(r *http.Request) (string, *apiError) {
+	var body pathBody
+	if err := decodeBody(r, &body); err != nil {
+		return "", err
+	}
+	fields := map[string]string{}
+	p := checkPath(body.Path, fields)
+	if len(fields) > 0 {
+		return "", badFields(fields)
+	}
+	return p, nil
 }
 
 // forceDelete deletes a service and removes edgeplane's finalizer, so that

@@ -66,23 +66,9 @@ type batchResult struct {
 // createFolder serves POST /api/v1/provision-template/path-label/folder.
 // Missing parents are created too; an existing folder is returned as is.
 func (s *Server) createFolder(r *http.Request) (any, error) {
-	var body folderBody
-	if err := decodeBody(r, &body); err != nil {
+	full, err := parseFolder(r)
+	if err != nil {
 		return nil, err
-	}
-	fields := map[string]string{}
-	parent := checkPath(body.Path, fields)
-	if body.Name == nil {
-		fields["name"] = "is required"
-	} else if err := paths.CheckName(*body.Name); err != nil {
-		fields["name"] = err.Error()
-	}
-	if len(fields) > 0 {
-		return nil, badFields(fields)
-	}
-	full := paths.Join(parent, *body.Name)
-	if len(full) > paths.MaxLength {
-		return nil, badField("name", fmt.Sprintf("makes a path longer than %d characters", paths.MaxLength))
 	}
 	var folder *edgev1alpha1.ProvisionTemplate
 	for _, p := range paths.Ancestors(full)[1:] {
@@ -93,6 +79,30 @@ func (s *Server) createFolder(r *http.Request) (any, error) {
 		}
 	}
 	return folderResult{ID: string(folder.UID), Path: full}, nil
+}
+
+// parseFolder reads and checks a folder request; it returns the full path
+// of the folder to create.
+func parseFolder(r *http.Request) (string, *apiError) {
+	var body folderBody
+	if err := decodeBody(r, &body); err != nil {
+		return "", err
+	}
+	fields := map[string]string{}
+	parent := checkPath(body.Path, fields)
+	if body.Name == nil {
+		fields["name"] = "is required"
+	} else if err := paths.CheckName(*body.Name); err != nil {
+		fields["name"] = err.Error()
+	}
+	if len(fields) > 0 {
+		return "", badFields(fields)
+	}
+	full := paths.Join(parent, *body.Name)
+	if len(full) > paths.MaxLength {
+		return "", badField("name", fmt.Sprintf("makes a path longer than %d characters", paths.MaxLength))
+	}
+	return full, nil
 }
 
 // checkPath reads a required path field into canonical form.
@@ -136,6 +146,41 @@ func (s *Server) ensureFolder(ctx context.Context, parent, name string) (*edgev1
 // createTemplates serves POST /api/v1/provision-template/path-label/service/batch:
 // every ref is checked first, then every template is created, or none.
 func (s *Server) createTemplates(r *http.Request) (any, error) {
+	b, aerr := parseBatch(r, s.opts.Namespace)
+	if aerr != nil {
+		return nil, aerr
+	}
+	folder, templates := b.folder, b.templates
+	if err := s.folderExists(r.Context(), folder); err != nil {
+		return nil, err
+	}
+	if err := s.checkFree(r.Context(), folder, b.index); err != nil {
+		return nil, err
+	}
+	rows := make([]templateRow, 0, len(templates))
+	for i, t := range templates {
+		if err := s.writer.Create(r.Context(), t); err != nil {
+			s.rollback(templates[:i])
+			if apierrors.IsAlreadyExists(err) {
+				return nil, errorf(http.StatusConflict, "An entry named %q already exists in %s; nothing was created.", t.Spec.Name, folder)
+			}
+			return nil, fromKube(err)
+		}
+		rows = append(rows, templateRow{ID: string(t.UID), Name: t.Spec.Name})
+	}
+	return batchResult{ProvisionTmplList: rows}, nil
+}
+
+// batch is a checked batch request: the folder, the templates to create
+// and the index of each template name in imageRefs.
+type batch struct {
+	folder    string
+	templates []*edgev1alpha1.ProvisionTemplate
+	index     map[string]int
+}
+
+// parseBatch reads a batch request and checks every ref.
+func parseBatch(r *http.Request, namespace string) (*batch, *apiError) {
 	var body batchBody
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
@@ -166,7 +211,7 @@ func (s *Server) createTemplates(r *http.Request) (any, error) {
 		}
 		firstOf[name] = i
 		templates = append(templates, &edgev1alpha1.ProvisionTemplate{
-			ObjectMeta: metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: names.Template(folder, name)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: names.Template(folder, name)},
 			Spec: edgev1alpha1.ProvisionTemplateSpec{
 				Type: edgev1alpha1.TypeTemplate, Name: name, Path: edgev1alpha1.FolderPath(folder), ImageRef: edgev1alpha1.ImageRef(raw),
 			},
@@ -175,24 +220,7 @@ func (s *Server) createTemplates(r *http.Request) (any, error) {
 	if len(fields) > 0 {
 		return nil, badFields(fields)
 	}
-	if err := s.folderExists(r.Context(), folder); err != nil {
-		return nil, err
-	}
-	if err := s.checkFree(r.Context(), folder, firstOf); err != nil {
-		return nil, err
-	}
-	rows := make([]templateRow, 0, len(templates))
-	for i, t := range templates {
-		if err := s.writer.Create(r.Context(), t); err != nil {
-			s.rollback(templates[:i])
-			if apierrors.IsAlreadyExists(err) {
-				return nil, errorf(http.StatusConflict, "An entry named %q already exists in %s; nothing was created.", t.Spec.Name, folder)
-			}
-			return nil, fromKube(err)
-		}
-		rows = append(rows, templateRow{ID: string(t.UID), Name: t.Spec.Name})
-	}
-	return batchResult{ProvisionTmplList: rows}, nil
+	return &batch{folder: folder, templates: templates, index: firstOf}, nil
 }
 
 // templateName is the name a template of an image gets: the image name,
