@@ -68,6 +68,20 @@ func DefaultOptions() Options {
 	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, Location: time.UTC}
 }
 
+// Validate checks the options before anything starts.
+func (o Options) Validate() error {
+	if o.Auth != AuthNone && o.Auth != AuthKubernetes {
+		return fmt.Errorf("auth must be %q or %q, not %q", AuthNone, AuthKubernetes, o.Auth)
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return errors.New("a TLS certificate and its key go together")
+	}
+	if o.Namespace == "" {
+		return errors.New("the facade needs a namespace")
+	}
+	return nil
+}
+
 // Server is the facade. It runs as a manager Runnable on every replica,
 // leader or not.
 type Server struct {
@@ -86,6 +100,9 @@ type Server struct {
 // New returns the facade of a manager. The manager's cache must carry the
 // indexes of internal/index.
 func New(mgr ctrl.Manager, o Options) (*Server, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	if o.Location == nil {
 		o.Location = time.UTC
 	}
@@ -96,17 +113,13 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		opts: o, reader: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(), cache: mgr.GetCache(),
 		log: mgr.GetLogger().WithName("facade"),
 	}
-	switch o.Auth {
-	case AuthNone:
-		s.auth = allowAll{}
-	case AuthKubernetes:
+	s.auth = allowAll{}
+	if o.Auth == AuthKubernetes {
 		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.AuthCacheTTL)
 		if err != nil {
 			return nil, err
 		}
 		s.auth = a
-	default:
-		return nil, fmt.Errorf("auth must be %q or %q, not %q", AuthNone, AuthKubernetes, o.Auth)
 	}
 	return s, nil
 }

@@ -94,10 +94,13 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("--time-zone: %w", err)
 	}
 	api.Location = loc
-	if (api.TLSCertFile == "") != (api.TLSKeyFile == "") {
-		return errors.New("--tls-cert-file and --tls-private-key-file go together")
+	facade := api.BindAddress != "" && api.BindAddress != "0"
+	if facade {
+		if err := api.Validate(); err != nil {
+			return fmt.Errorf("facade flags: %w", err)
+		}
 	}
-	if !runControllers && (api.BindAddress == "" || api.BindAddress == "0") {
+	if !runControllers && !facade {
 		return errors.New("with --controllers=false the facade is all there is: set --api-bind-address")
 	}
 
@@ -125,7 +128,7 @@ func run(ctx context.Context, args []string) error {
 	} else if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if api.BindAddress != "" && api.BindAddress != "0" {
+	if facade {
 		srv, err := apiserver.New(mgr, api)
 		if err != nil {
 			return err
