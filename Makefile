@@ -95,3 +95,4 @@ undeploy: ## Remove what deploy created.
 .PHONY: bench
 bench: ## Run the benchmarks on envtest and print their figures.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./controllers -run '^$$' -bench . -benchtime 3x
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./apiserver -run '^$$' -bench . -benchtime 2s

@@ -1,0 +1,320 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
+	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+// BenchmarkFacade measures the list endpoints with 1,000 nodes and 10,000
+// containers (1,000 services of 10 instances) in the cache, at pageSize 10
+// and 100, over HTTP; and the same queries answered by listing the CRDs
+// from the API server, as a client without the facade would. It prints
+// the ratio of the two.
+//
+//	make bench  (or: go test ./apiserver -run '^$' -bench Facade)
+func BenchmarkFacade(b *testing.B) {
+	const nodes, services, perService, records = 1000, 1000, 10, 150
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env, cfg, c, err := testenv.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: facadeNamespace}}))
+
+	start := time.Now()
+	nodeObjs := seedNodes(ctx, b, c, nodes, services*perService/nodes)
+	svcObjs := seedServices(ctx, b, c, services, perService, nodeObjs)
+	seedRecords(ctx, b, c, svcObjs[0], records)
+	fmt.Printf("seeded %d nodes, %d services with %d containers, %d records in %v\n", nodes, services, services*perService, records, time.Since(start).Round(time.Second))
+
+	// The facade alone, on a cache of everything: no reconciler changes
+	// what the benchmark wrote.
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(controllers.DefaultOptions())})
+	must(b, err)
+	must(b, index.Register(ctx, mgr.GetFieldIndexer()))
+	o := apiserver.DefaultOptions()
+	o.BindAddress, o.Namespace = "127.0.0.1:0", facadeNamespace
+	srv, err := apiserver.New(mgr, o)
+	must(b, err)
+	must(b, mgr.Add(srv))
+	go func() { _ = mgr.Start(ctx) }()
+	var base string
+	for base == "" || httpGet(b, base+"/readyz") != http.StatusOK {
+		time.Sleep(50 * time.Millisecond)
+		if srv.Addr() != "" {
+			base = "http://" + srv.Addr()
+		}
+	}
+
+	api := &apiQueries{c: c}
+	serviceIDs, nodeIDs := make([]string, 0, 10), make([]string, 0, 10)
+	for i := range 10 {
+		serviceIDs = append(serviceIDs, string(svcObjs[i].UID))
+		nodeIDs = append(nodeIDs, string(nodeObjs[i*10].UID))
+	}
+	queries := []struct {
+		name   string
+		facade func(size int) string
+		direct func(ctx context.Context, size int) (int, error)
+	}{
+		{"nodes", func(size int) string { return fmt.Sprintf("/api/v1/node?pageSize=%d", size) }, api.nodes},
+		{"containersByService", func(size int) string {
+			return fmt.Sprintf("/api/v1/container/service?serviceIds[]=%s&pageNum=1&pageSize=%d", strings.Join(serviceIDs, "&serviceIds[]="), size)
+		}, func(ctx context.Context, size int) (int, error) { return api.containersOfServices(ctx, serviceIDs, size) }},
+		{"containersByNode", func(size int) string {
+			return fmt.Sprintf("/api/v1/container/node?nodeIds[]=%s&pageNum=1&pageSize=%d", strings.Join(nodeIDs, "&nodeIds[]="), size)
+		}, func(ctx context.Context, size int) (int, error) { return api.containersOfNodes(ctx, nodeIDs, size) }},
+		{"records", func(size int) string { return fmt.Sprintf("/api/v1/service/record?id=%s&pageSize=%d", svcObjs[0].UID, size) },
+			func(ctx context.Context, size int) (int, error) { return api.records(ctx, svcObjs[0].UID, size) }},
+	}
+	type result struct{ facade, direct time.Duration }
+	results := map[string]*result{}
+	var order []string
+	for _, q := range queries {
+		for _, size := range []int{10, 100} {
+			key := fmt.Sprintf("%s/pageSize=%d", q.name, size)
+			order = append(order, key)
+			results[key] = &result{}
+			b.Run(key+"/facade", func(b *testing.B) {
+				url := base + q.facade(size)
+				for b.Loop() {
+					if code := httpGet(b, url); code != http.StatusOK {
+						b.Fatalf("%s: %d", url, code)
+					}
+				}
+				results[key].facade = b.Elapsed() / time.Duration(b.N)
+			})
+			b.Run(key+"/apiserver", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := q.direct(ctx, size); err != nil {
+						b.Fatal(err)
+					}
+				}
+				results[key].direct = b.Elapsed() / time.Duration(b.N)
+			})
+		}
+	}
+	// Printed, not logged: a parent benchmark's log shows only with -v.
+	fmt.Printf("\n%-32s %12s %16s %8s\n", "query", "facade", "API server LIST", "ratio")
+	for _, key := range order {
+		r := results[key]
+		if r.facade > 0 {
+			fmt.Printf("%-32s %12v %16v %7.0fx\n", key, r.facade.Round(time.Microsecond), r.direct.Round(time.Microsecond), float64(r.direct)/float64(r.facade))
+		}
+	}
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func httpGet(b *testing.B, url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// parallel runs f for 0..n-1 with 16 workers.
+func parallel(b *testing.B, n int, f func(i int) error) {
+	var wg sync.WaitGroup
+	work := make(chan int)
+	errs := make(chan error, n)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	must(b, <-errs)
+}
+
+func seedNodes(ctx context.Context, b *testing.B, c client.Client, n, perNode int) []*edgev1alpha1.EdgeNode {
+	out := make([]*edgev1alpha1.EdgeNode, n)
+	boot := metav1.NewTime(time.Now().Add(-time.Hour))
+	parallel(b, n, func(i int) error {
+		node := &edgev1alpha1.EdgeNode{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i)},
+			Spec:       edgev1alpha1.EdgeNodeSpec{Address: "10.9.0.1:7200", Type: "linux", Arch: "amd64"},
+		}
+		if err := c.Create(ctx, node); err != nil {
+			return err
+		}
+		node.Status = edgev1alpha1.EdgeNodeStatus{NodeInfo: &edgev1alpha1.NodeInfo{Type: "linux", Arch: "amd64"}, BootTime: &boot, Status: edgev1alpha1.NodeOnline}
+		for j := range perNode {
+			node.Status.Containers = append(node.Status.Containers, edgev1alpha1.ObservedContainer{
+				Name: fmt.Sprintf("c-%d-%d", i, j), ID: fmt.Sprintf("rt-%d-%d", i, j), TaskID: fmt.Sprintf("task-%04d-%02d", i, j), Revision: 1,
+				State: edgev1alpha1.ContainerRunning, StartedTime: &boot, CPU: &edgev1alpha1.CPUUsage{Total: 5, Cores: []float64{2, 8}},
+				Memory: &edgev1alpha1.MemoryUsage{Limit: 1 << 30, Usage: 1 << 28, MaxUsage: 1 << 29}, Size: &edgev1alpha1.SizeUsage{Usage: 1 << 20, Limit: 1 << 30},
+			})
+		}
+		out[i] = node
+		return c.Status().Update(ctx, node)
+	})
+	return out
+}
+
+// seedServices creates services whose instances are the containers the
+// nodes report: instance j of service i runs on node (i*perService+j)/perNode.
+func seedServices(ctx context.Context, b *testing.B, c client.Client, n, perService int, nodes []*edgev1alpha1.EdgeNode) []*edgev1alpha1.EdgeService {
+	out := make([]*edgev1alpha1.EdgeService, n)
+	perNode := n * perService / len(nodes)
+	parallel(b, n, func(i int) error {
+		svc := &edgev1alpha1.EdgeService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: facadeNamespace, Name: fmt.Sprintf("svc-%04d", i)},
+			Spec:       edgev1alpha1.EdgeServiceSpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: new(int32(perService))},
+		}
+		if err := c.Create(ctx, svc); err != nil {
+			return err
+		}
+		for j := range perService {
+			k := i*perService + j
+			node := nodes[k/perNode]
+			obs := node.Status.Containers[k%perNode]
+			svc.Status.Containers = append(svc.Status.Containers, edgev1alpha1.ServiceInstance{
+				TaskID: obs.TaskID, Name: obs.Name, NodeName: node.Name, Revision: 1, DeployStatus: edgev1alpha1.DeploySuccess,
+				DeployNum: 1, TaskCreatedTime: metav1.NewMicroTime(time.Unix(1700000000, int64(k)*1e6)),
+			})
+		}
+		svc.Status.Revision = 1
+		out[i] = svc
+		return c.Status().Update(ctx, svc)
+	})
+	return out
+}
+
+func seedRecords(ctx context.Context, b *testing.B, c client.Client, svc *edgev1alpha1.EdgeService, n int) {
+	parallel(b, n, func(i int) error {
+		return c.Create(ctx, &edgev1alpha1.DeployRecord{
+			ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: fmt.Sprintf("%s-%d", svc.Name, i+1), Labels: map[string]string{edgev1alpha1.LabelServiceUID: string(svc.UID)}},
+			Spec:       edgev1alpha1.DeployRecordSpec{ServiceName: svc.Name, Revision: int64(i + 1), Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i+1))}},
+		})
+	})
+}
+
+// apiQueries answers the facade's list queries by listing CRDs from the
+// API server, as a client would without the facade's cache and indexes.
+type apiQueries struct{ c client.Client }
+
+func (a *apiQueries) nodes(ctx context.Context, size int) (int, error) {
+	list := &edgev1alpha1.EdgeNodeList{}
+	if err := a.c.List(ctx, list); err != nil {
+		return 0, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return min(size, len(list.Items)), nil
+}
+
+func (a *apiQueries) containersOfServices(ctx context.Context, ids []string, size int) (int, error) {
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := a.c.List(ctx, services, client.InNamespace(facadeNamespace)); err != nil {
+		return 0, err
+	}
+	nodes := &edgev1alpha1.EdgeNodeList{}
+	if err := a.c.List(ctx, nodes); err != nil {
+		return 0, err
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	n := 0
+	for _, s := range services.Items {
+		if want[string(s.UID)] {
+			n += len(s.Status.Containers)
+		}
+	}
+	return min(size, n), nil
+}
+
+func (a *apiQueries) containersOfNodes(ctx context.Context, ids []string, size int) (int, error) {
+	nodes := &edgev1alpha1.EdgeNodeList{}
+	if err := a.c.List(ctx, nodes); err != nil {
+		return 0, err
+	}
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := a.c.List(ctx, services, client.InNamespace(facadeNamespace)); err != nil {
+		return 0, err
+	}
+	want := map[string]bool{}
+	for _, n := range nodes.Items {
+		for _, id := range ids {
+			if string(n.UID) == id {
+				want[n.Name] = true
+			}
+		}
+	}
+	n := 0
+	for _, s := range services.Items {
+		for _, in := range s.Status.Containers {
+			if want[in.NodeName] {
+				n++
+			}
+		}
+	}
+	return min(size, n), nil
+}
+
+func (a *apiQueries) records(ctx context.Context, uid types.UID, size int) (int, error) {
+	list := &edgev1alpha1.DeployRecordList{}
+	if err := a.c.List(ctx, list, client.InNamespace(facadeNamespace), client.MatchingLabels{edgev1alpha1.LabelServiceUID: string(uid)}); err != nil {
+		return 0, err
+	}
+	return min(size, len(list.Items)), nil
+}
+
