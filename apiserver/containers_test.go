@@ -71,9 +71,9 @@ var _ = Describe("Containers", Ordered, func() {
 	It("shows a container deploying, then succeeding once the agent reports it running, with every field", func() {
 		inst := instanceOn(web, "ct-linux")
 		var c map[string]any
-		r := api("/api/v1/container/" + inst.TaskID)
-		Expect(r.Status).To(Equal(http.StatusOK))
-		r.into(&c)
+		// The facade's cache may trail the API server by a moment.
+		Eventually(func() int { return api("/api/v1/container/" + inst.TaskID).Status }).Should(Equal(http.StatusOK))
+		api("/api/v1/container/" + inst.TaskID).into(&c)
 		Expect(c["deployStatus"]).To(Equal("deploying"))
 		Expect(c["status"]).To(BeNil(), "unknown until the agent reports")
 		Expect(c["uptime"]).To(BeNumerically("==", 0))

@@ -162,7 +162,9 @@ func (s *Server) createTemplates(r *http.Request) (any, error) {
 		if err := s.writer.Create(r.Context(), t); err != nil {
 			s.rollback(templates[:i])
 			if apierrors.IsAlreadyExists(err) {
-				return nil, errorf(http.StatusConflict, "An entry named %q already exists in %s; nothing was created.", t.Spec.Name, folder)
+				return nil, &apiError{status: http.StatusConflict,
+					msg:    fmt.Sprintf("These names already exist in %s; nothing was created: %s.", folder, t.Spec.Name),
+					fields: map[string]string{fmt.Sprintf("imageRefs[%d]", b.index[t.Spec.Name]): fmt.Sprintf("an entry named %q already exists in %s", t.Spec.Name, folder)}}
 			}
 			return nil, fromKube(err)
 		}

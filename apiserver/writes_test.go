@@ -69,6 +69,9 @@ var _ = Describe("DELETE /api/v1/service/path", func() {
 		Eventually(func() []string { return getService("del-stuck").Finalizers }).Should(ContainElement(edgev1alpha1.FinalizerContainers))
 		Eventually(func() []string { return getService("del-deep").Finalizers }).Should(ContainElement(edgev1alpha1.FinalizerContainers))
 
+		for _, s := range []*edgev1alpha1.EdgeService{stuck, deep} {
+			Eventually(func() int { return recordTotal(string(s.UID)) }).Should(BeNumerically(">=", 0), "the facade's cache knows the service")
+		}
 		var items []map[string]any
 		r := sendJSON(http.MethodDelete, "/api/v1/service/path", map[string]string{"path": "/plant/"})
 		Expect(r.Status).To(Equal(http.StatusOK), r.Message)
