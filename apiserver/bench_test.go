@@ -100,11 +100,15 @@ func BenchmarkFacade(b *testing.B) {
 		{"nodes", func(size int) string { return fmt.Sprintf("/api/v1/node?pageSize=%d", size) }, api.nodes},
 		{"containersByService", func(size int) string {
 			return fmt.Sprintf("/api/v1/container/service?serviceIds[]=%s&pageNum=1&pageSize=%d", strings.Join(serviceIDs, "&serviceIds[]="), size)
-		}, func(ctx context.Context, size int) (int, error) { return api.containersOfServices(ctx, serviceIDs, size) }},
+		}, func(ctx context.Context, size int) (int, error) {
+			return api.containersOfServices(ctx, serviceIDs, size)
+		}},
 		{"containersByNode", func(size int) string {
 			return fmt.Sprintf("/api/v1/container/node?nodeIds[]=%s&pageNum=1&pageSize=%d", strings.Join(nodeIDs, "&nodeIds[]="), size)
 		}, func(ctx context.Context, size int) (int, error) { return api.containersOfNodes(ctx, nodeIDs, size) }},
-		{"records", func(size int) string { return fmt.Sprintf("/api/v1/service/record?id=%s&pageSize=%d", svcObjs[0].UID, size) },
+		{"records", func(size int) string {
+			return fmt.Sprintf("/api/v1/service/record?id=%s&pageSize=%d", svcObjs[0].UID, size)
+		},
 			func(ctx context.Context, size int) (int, error) { return api.records(ctx, svcObjs[0].UID, size) }},
 	}
 	type result struct{ facade, direct time.Duration }
@@ -317,4 +321,3 @@ func (a *apiQueries) records(ctx context.Context, uid types.UID, size int) (int,
 	}
 	return min(size, len(list.Items)), nil
 }
-
