@@ -59,9 +59,7 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		field   string
 		extract client.IndexerFunc
 	}{
-		{&edgev1alpha1.EdgeService{}, ServiceByNode, func(o client.Object) []string {
-			return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.NodeName })
-		}},
+		{&edgev1alpha1.EdgeService{}, ServiceByNode, serviceNodes},
 		{&edgev1alpha1.EdgeService{}, ServiceByTaskID, func(o client.Object) []string {
 			return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.TaskID })
 		}},
@@ -102,6 +100,16 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		}
 	}
 	return nil
+}
+
+// RegisterServiceByNode adds only the ServiceByNode index, for an agent's
+// cache of EdgeServices.
+func RegisterServiceByNode(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &edgev1alpha1.EdgeService{}, ServiceByNode, serviceNodes)
+}
+
+func serviceNodes(o client.Object) []string {
+	return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.NodeName })
 }
 
 // Key is the index value of a path within a namespace.

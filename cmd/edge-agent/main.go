@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command edge-agent is the reference edge agent with a simulated runtime.
+// It plays one node, or many (--nodes) as a load generator.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/edgeplane/edgeplane/internal/agent"
+)
+
+func main() {
+	ctx := ctrl.SetupSignalHandler()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "edge-agent:", err)
+		os.Exit(1)
+	}
+}
+
+// listFlag is a flag that may be given many times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("edge-agent", flag.ContinueOnError)
+	o := agent.DefaultOptions()
+	var (
+		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
+		count                                                                            int
+		qps                                                                              float64
+		burst                                                                            int
+		silences                                                                         listFlag
+	)
+	fs.StringVar(&runtime, "runtime", "sim", "Container runtime; only sim (simulated) is built in.")
+	fs.StringVar(&name, "node-name", "", "Name of the one node this agent plays; empty plays --nodes nodes named after --node-prefix.")
+	fs.IntVar(&count, "nodes", 1, "How many nodes to play, named <prefix>-<type>-<NN>.")
+	fs.StringVar(&prefix, "node-prefix", "edge", "Prefix of the names of the nodes played.")
+	fs.StringVar(&types, "types", "linux", "OS kinds of the nodes, comma-separated, given to the nodes in turn (e.g. linux,sylixos).")
+	fs.StringVar(&arches, "arches", "amd64", "Architectures of the nodes, comma-separated, given to the nodes in turn (e.g. amd64,arm64).")
+	fs.StringVar(&labelList, "labels", "", "Labels of the nodes registered, as k=v,k2=v2.")
+	fs.StringVar(&o.Namespace, "namespace", "", "Namespace of the EdgeServices to run; empty means every namespace.")
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the nodes' Leases.")
+	fs.DurationVar(&o.LeaseDuration, "lease-duration", o.LeaseDuration, "Duration written into each Lease.")
+	fs.DurationVar(&o.RenewInterval, "renew-interval", o.RenewInterval, "How often each node renews its Lease.")
+	fs.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "How long a simulated container stays created before it runs.")
+	fs.DurationVar(&o.MetricsInterval, "metrics-interval", o.MetricsInterval, "How often cpu, memory and size figures are refreshed and reported; state changes are reported at once.")
+	fs.DurationVar(&o.Tick, "tick", o.Tick, "How often each node looks at its services.")
+	fs.IntVar(&o.SystemContainers, "system-containers", o.SystemContainers, "Containers outside any EdgeService on each node.")
+	fs.StringVar(&failImages, "fail-images", "", "Regular expression: containers of matching image refs fail to start.")
+	fs.StringVar(&crashImages, "crash-images", "", "Regular expression: containers of matching image refs restart at every metrics refresh.")
+	fs.Var(&silences, "silence", "node:after:for, e.g. edge-linux-01:30s:1m: the node goes silent (no Lease, no report) for a while. Repeatable.")
+	fs.Float64Var(&qps, "kube-api-qps", 20, "Queries per second to the API server, for all nodes together.")
+	fs.IntVar(&burst, "kube-api-burst", 40, "Burst of queries above --kube-api-qps.")
+	fs.StringVar(&printRBAC, "print-rbac", "", "Print the RBAC for an agent of the named node and exit.")
+	config.RegisterFlags(fs)
+	zopts := zap.Options{}
+	zopts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if printRBAC != "" {
+		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
+		return nil
+	}
+	if runtime != "sim" {
+		return fmt.Errorf("--runtime %q: only sim is built in", runtime)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	o.Log = ctrl.Log.WithName("edge-agent")
+
+	var err error
+	if o.FailImages, err = optionalRegexp(failImages); err != nil {
+		return fmt.Errorf("--fail-images: %w", err)
+	}
+	if o.CrashImages, err = optionalRegexp(crashImages); err != nil {
+		return fmt.Errorf("--crash-images: %w", err)
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(labelList, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--labels: %q is not k=v", kv)
+		}
+		labels[k] = v
+	}
+	o.Nodes = nodes(name, prefix, count, strings.Split(types, ","), strings.Split(arches, ","), labels)
+	for _, s := range silences {
+		parts := strings.Split(s, ":")
+		if len(parts) != 3 {
+			return fmt.Errorf("--silence %q: want node:after:for", s)
+		}
+		after, err1 := time.ParseDuration(parts[1])
+		dur, err2 := time.ParseDuration(parts[2])
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("--silence %q: %w", s, err)
+		}
+		o.Silences = append(o.Silences, agent.Silence{Node: parts[0], After: after, For: dur})
+	}
+
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	return agent.Run(ctx, cfg, o)
+}
+
+func optionalRegexp(s string) (*regexp.Regexp, error) {
+	if s == "" {
+		return nil, nil
+	}
+	return regexp.Compile(s)
+}
+
+// nodes names the nodes to play: one named node, or count nodes
+// <prefix>-<type>-<NN> with types and arches given in turn.
+func nodes(name, prefix string, count int, types, arches []string, labels map[string]string) []agent.Node {
+	if name != "" {
+		return []agent.Node{{Name: name, Type: types[0], Arch: arches[0], Address: "127.0.0.1:7200", Labels: labels}}
+	}
+	out := make([]agent.Node, 0, count)
+	for i := range count {
+		t, a := types[i%len(types)], arches[i%len(arches)]
+		out = append(out, agent.Node{
+			Name: fmt.Sprintf("%s-%s-%02d", prefix, t, i+1), Type: t, Arch: a,
+			Address: fmt.Sprintf("10.77.%d.%d:7200", i/250, i%250+1), Labels: labels,
+		})
+	}
+	return out
+}
