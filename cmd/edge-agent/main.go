@@ -54,10 +54,10 @@ func run(ctx context.Context, args []string) error {
 	o := agent.DefaultOptions()
 	var (
 		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
-		count                                                                            int
-		qps                                                                              float64
-		burst                                                                            int
-		silences                                                                         listFlag
+		count                                                                               int
+		qps                                                                                 float64
+		burst                                                                               int
+		silences                                                                            listFlag
 	)
 	fs.StringVar(&runtime, "runtime", "sim", "Container runtime; only sim (simulated) is built in.")
 	fs.StringVar(&name, "node-name", "", "Name of the one node this agent plays; empty plays --nodes nodes named after --node-prefix.")

@@ -42,16 +42,16 @@ import (
 // what it last reported.
 type simNode struct {
 	Node
-	o          Options
-	c          client.Client
-	view       client.Reader
-	rnd        *rand.Rand
-	boot       metav1.Time
-	containers map[string]*edgev1alpha1.ObservedContainer
-	system     []edgev1alpha1.ObservedContainer
-	readyAt    map[string]time.Time
-	reported   []edgev1alpha1.ObservedContainer
-	dirty      bool
+	o                      Options
+	c                      client.Client
+	view                   client.Reader
+	rnd                    *rand.Rand
+	boot                   metav1.Time
+	containers             map[string]*edgev1alpha1.ObservedContainer
+	system                 []edgev1alpha1.ObservedContainer
+	readyAt                map[string]time.Time
+	reported               []edgev1alpha1.ObservedContainer
+	dirty                  bool
 	nextRenew, nextMetrics time.Time
 	silentFrom, silentTo   time.Time
 	log                    func(msg string, kv ...any)
