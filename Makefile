@@ -69,8 +69,8 @@ run: ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager
 
 .PHONY: dev
-dev: ## Bring up the whole system on this machine (not yet: see README).
-	@echo "make dev is not built yet: it is the issue 'Edge agent with a simulated runtime, and make dev'." >&2; exit 1
+dev: ## Bring up the whole system on this machine: control plane, manager with the facade, simulated nodes, samples.
+	hack/dev.sh
 
 ##@ Deployment
 

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -240,10 +241,10 @@ func (s *simNode) moveMetrics(now time.Time) {
 		}
 		total := 0.0
 		for i := range c.CPU.Cores {
-			c.CPU.Cores[i] = clamp(c.CPU.Cores[i]+s.rnd.NormFloat64()*5, 0, 100)
+			c.CPU.Cores[i] = round1(clamp(c.CPU.Cores[i]+s.rnd.NormFloat64()*5, 0, 100))
 			total += c.CPU.Cores[i]
 		}
-		c.CPU.Total = float64(int(total/float64(len(c.CPU.Cores))*10)) / 10
+		c.CPU.Total = round1(total / float64(len(c.CPU.Cores)))
 		c.Memory.Usage = int64(clamp(float64(c.Memory.Usage)+s.rnd.NormFloat64()*4e6, 4<<20, float64(c.Memory.Limit)))
 		c.Memory.MaxUsage = max(c.Memory.MaxUsage, c.Memory.Usage)
 		c.Size.Usage = min(c.Size.Limit, c.Size.Usage+int64(s.rnd.IntN(1<<16)))
@@ -298,3 +299,5 @@ func hash(s string) string {
 }
 
 func clamp(v, lo, hi float64) float64 { return min(hi, max(lo, v)) }
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
