@@ -204,8 +204,12 @@ func nodesOf(items []map[string]any) []string {
 
 var _ = Describe("A legacy client", Ordered, func() {
 	It("sees the simulated nodes register and come online", func() {
-		Eventually(func() map[string]map[string]any { return byName(list("/api/v1/node", "pageSize", "-1"), "name") }).Should(
-			And(HaveLen(5), HaveEach(HaveKeyWithValue("status", "online"))))
+		Eventually(func() map[string]map[string]any { return byName(list("/api/v1/node", "pageSize", "-1"), "name") }).Should(And(
+			HaveKeyWithValue("edge-linux-01", HaveKeyWithValue("status", "online")),
+			HaveKeyWithValue("edge-sylixos-02", HaveKeyWithValue("status", "online")),
+			HaveKeyWithValue("edge-linux-03", HaveKeyWithValue("status", "online")),
+			HaveKeyWithValue("edge-sylixos-04", HaveKeyWithValue("status", "online")),
+			HaveKeyWithValue(failingNode, HaveKeyWithValue("status", "online"))))
 		nodes := byName(list("/api/v1/node", "pageSize", "-1", "basicInfo", "true"), "name")
 		Expect(nodes["edge-sylixos-02"]).To(Equal(map[string]any{"id": nodes["edge-sylixos-02"]["id"], "name": "edge-sylixos-02", "type": "sylixos", "arch": "arm64"}))
 		full := byName(list("/api/v1/node", "name", "edge-linux-01"), "name")["edge-linux-01"]

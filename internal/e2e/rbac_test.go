@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
+	It("runs its own node and may not touch another", func() {
+		const node = "edge-rbac-01"
+		o := agent.DefaultOptions()
+		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeNode{
+			ObjectMeta: metav1.ObjectMeta{Name: node}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.9.1:7200", Type: "linux", Arch: "amd64"},
+		})).To(Succeed(), "an agent limited to its node cannot create it")
+
+		By("applying the printed manifests")
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(agent.RBAC(node, o.LeaseNamespace, "")), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			err := dec.Decode(&u.Object)
+			if err == io.EOF {
+				break
+			}
+			Expect(err).NotTo(HaveOccurred())
+			if len(u.Object) > 0 {
+				Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+			}
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		tr, err := cs.CoreV1().ServiceAccounts(o.LeaseNamespace).CreateToken(ctx, "edge-agent-"+node,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		saCfg := rest.AnonymousClientConfig(cfg)
+		saCfg.BearerToken = tr.Status.Token
+
+		By("running the agent as that ServiceAccount")
+		actx, stop := context.WithCancel(ctx)
+		defer stop()
+		o.Log = GinkgoLogr
+		o.Nodes = []agent.Node{{Name: node, Type: "linux", Arch: "amd64", Address: "10.0.9.1:7200"}}
+		o.RenewInterval, o.Tick = 500*time.Millisecond, 100*time.Millisecond
+		go func() { _ = agent.Run(actx, saCfg, o) }()
+		Eventually(func() any { return byName(list("/api/v1/node", "name", node), "name")[node]["status"] }).Should(Equal("online"))
+		Eventually(func() any { return byName(list("/api/v1/node", "name", node), "name")[node]["containerTotal"] }).Should(BeNumerically("==", 1))
+
+		By("being refused another node's status and Lease")
+		sa, err := client.New(saCfg, client.Options{Scheme: testenv.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		other := &edgev1alpha1.EdgeNode{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, other)).To(Succeed())
+		patch := client.MergeFrom(other.DeepCopy())
+		other.Status.Containers = nil
+		Expect(apierrors.IsForbidden(sa.Status().Patch(ctx, other, patch))).To(BeTrue())
+		Expect(apierrors.IsForbidden(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &coordinationv1.Lease{}))).To(BeTrue())
+	})
+})
