@@ -92,6 +92,10 @@ undeploy: ## Remove what deploy created.
 
 ##@ Benchmarks
 
+.PHONY: scale
+scale: build ## The scale run: 1,000 simulated nodes and 2,000 services on this machine, with figures.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes 1000 --services 2000
+
 .PHONY: bench
 bench: ## Run the benchmarks on envtest and print their figures.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./controllers -run '^$$' -bench . -benchtime 3x

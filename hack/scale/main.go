@@ -1,0 +1,401 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command scale is the scale run (make scale): a control plane, the real
+// manager and edge-agent binaries, N simulated nodes and M services on one
+// machine. It reports the time until every instance succeeded, the memory
+// of the manager and the API server, the API writes per second, and the
+// facade's latency while all of it happens.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+	"go.uber.org/zap/zapcore"
+)
+
+func main() {
+	var (
+		nodes, services, factor int
+		bin                     string
+		timeout                 time.Duration
+	)
+	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
+	flag.IntVar(&services, "services", 2000, "Dynamic services.")
+	flag.IntVar(&factor, "factor", 2, "Instances per service.")
+	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
+	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := run(ctx, nodes, services, factor, bin); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, nodes, services, factor int, bin string) error {
+	env, cfg, c, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	dir, err := os.MkdirTemp("", "edgeplane-scale")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	user, err := env.AddUser(envtest.User{Name: "scale", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kc, _ := user.KubeConfig()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-node-lease"}}); err != nil {
+		return err
+	}
+
+	const facade = "127.0.0.1:18090"
+	manager := start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", "200", "--kube-api-burst", "400", "--concurrency", "8")
+	agentCmd := start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
+		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s",
+		"--start-delay", "1s", "--kube-api-qps", "200", "--kube-api-burst", "400")
+	defer stop(manager, agentCmd)
+
+	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return err
+	}
+	go func() { _ = view.Start(ctx) }()
+	view.WaitForCacheSync(ctx)
+
+	began := time.Now()
+	if err := waitFor(ctx, "every node online", func() (bool, error) {
+		list := &edgev1alpha1.EdgeNodeList{}
+		if err := view.List(ctx, list); err != nil {
+			return false, err
+		}
+		online := 0
+		for _, n := range list.Items {
+			if n.Status.Status == edgev1alpha1.NodeOnline {
+				online++
+			}
+		}
+		return online == nodes, nil
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("%d nodes registered and online in %v\n", nodes, time.Since(began).Round(time.Second))
+
+	writesBefore, err := serverWrites(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	mem := &peaks{}
+	apiserverPID := findPID("kube-apiserver", strings.TrimPrefix(strings.TrimSuffix(cfg.Host, "/"), "https://"))
+	go mem.sample(ctx, map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid})
+	lat := &latencies{}
+	lctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	first := &edgev1alpha1.EdgeNode{}
+	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
+		return err
+	}
+	go lat.load(lctx, "http://"+facade, string(first.UID))
+
+	began = time.Now()
+	if err := createServices(ctx, c, services, factor); err != nil {
+		return err
+	}
+	created := time.Since(began)
+	if err := waitFor(ctx, "every instance successful", func() (bool, error) {
+		list := &edgev1alpha1.EdgeServiceList{}
+		if err := view.List(ctx, list, client.InNamespace("default")); err != nil {
+			return false, err
+		}
+		done := 0
+		for _, s := range list.Items {
+			if s.Status.ObservedGeneration == s.Generation && s.Status.ReadyReplicas == int32(factor) && s.Status.Replicas == int32(factor) {
+				done++
+			}
+		}
+		return done == services, nil
+	}); err != nil {
+		return err
+	}
+	took := time.Since(began)
+	stopLoad()
+	writesAfter, err := serverWrites(ctx, cfg)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
+	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
+	fmt.Printf("peak resident memory: %s\n", mem.String())
+	fmt.Printf("facade latency under that load: %s\n", lat.String())
+	return nil
+}
+
+func start(ctx context.Context, dir, name, path string, args ...string) *exec.Cmd {
+	log, _ := os.Create(filepath.Join(dir, name+".log"))
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting", name, err)
+		os.Exit(1)
+	}
+	return cmd
+}
+
+func stop(cmds ...*exec.Cmd) {
+	for _, c := range cmds {
+		_ = c.Process.Signal(os.Interrupt)
+	}
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+}
+
+func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
+	for {
+		ok, err := done()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func createServices(ctx context.Context, c client.Client, n, factor int) error {
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				err := c.Create(ctx, &edgev1alpha1.EdgeService{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("svc-%05d", i)},
+					Spec: edgev1alpha1.EdgeServiceSpec{Path: edgev1alpha1.FolderPath(fmt.Sprintf("/scale/group-%02d", i%20)),
+						Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To(int32(factor))},
+				})
+				if err != nil {
+					failed.Store(&err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// serverWrites sums the API server's requests that write.
+func serverWrites(ctx context.Context, cfg *rest.Config) (float64, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="APPLY"`, `verb="DELETE"`} {
+			if strings.Contains(line, verb) {
+				v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+				total += v
+			}
+		}
+	}
+	return total, sc.Err()
+}
+
+// findPID finds the process whose command line holds both words.
+func findPID(name, port string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		s := string(cmdline)
+		if strings.Contains(s, name) && strings.Contains(s, strings.Split(port, ":")[1]) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// peaks samples the resident memory of processes every second.
+type peaks struct {
+	mu  sync.Mutex
+	max map[string]int64
+}
+
+func (p *peaks) sample(ctx context.Context, pids map[string]int) {
+	p.mu.Lock()
+	p.max = map[string]int64{}
+	p.mu.Unlock()
+	for ctx.Err() == nil {
+		for name, pid := range pids {
+			if rss, err := rssOf(pid); err == nil {
+				p.mu.Lock()
+				p.max[name] = max(p.max[name], rss)
+				p.mu.Unlock()
+			}
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func (p *peaks) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, 0, len(p.max))
+	for n := range p.max {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d MiB", n, p.max[n]>>20))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rssOf(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// latencies times facade requests made by 4 clients in a loop.
+type latencies struct {
+	mu      sync.Mutex
+	byRoute map[string][]time.Duration
+}
+
+func (l *latencies) load(ctx context.Context, base, nodeID string) {
+	l.byRoute = map[string][]time.Duration{}
+	paths := map[string]string{
+		"nodes pageSize 10":            "/api/v1/node?pageSize=10",
+		"nodes pageSize 100":           "/api/v1/node?pageSize=100",
+		"containers of a node":         "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
+		"containers of a node, by key": "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10&key=running",
+	}
+	var wg sync.WaitGroup
+	for name, path := range paths {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				start := time.Now()
+				resp, err := http.Get(base + path)
+				if err != nil {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				_ = resp.Body.Close()
+				l.mu.Lock()
+				l.byRoute[name] = append(l.byRoute[name], time.Since(start))
+				l.mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (l *latencies) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	names := make([]string, 0, len(l.byRoute))
+	for n := range l.byRoute {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		d := l.byRoute[n]
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		if len(d) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %-32s p50 %8v  p99 %8v  (%d requests)", n, d[len(d)/2].Round(10*time.Microsecond), d[len(d)*99/100].Round(10*time.Microsecond), len(d))
+	}
+	return b.String()
+}
