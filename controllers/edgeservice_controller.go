@@ -142,8 +142,9 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService) (map[string]*edgev1alpha1.EdgeNode, error) {
 	out := map[string]*edgev1alpha1.EdgeNode{}
 	if svc.Spec.Policy == edgev1alpha1.PolicyDynamic {
+		// Placement only reads nodes: no copy of every node per reconcile.
 		list := &edgev1alpha1.EdgeNodeList{}
-		if err := r.List(ctx, list); err != nil {
+		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
@@ -160,7 +161,7 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 			continue
 		}
 		n := &edgev1alpha1.EdgeNode{}
-		if err := r.Get(ctx, types.NamespacedName{Name: name}, n); err != nil {
+		if err := r.Get(ctx, types.NamespacedName{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
 			if client.IgnoreNotFound(err) != nil {
 				return nil, err
 			}
@@ -211,7 +212,7 @@ func (r *EdgeServiceReconciler) follow(svc *edgev1alpha1.EdgeService, instances 
 			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
 		}
 		if obs != nil {
-			inst.CreatedTime = obs.CreatedTime
+			inst.CreatedTime = obs.CreatedTime.DeepCopy() // obs is the cache's own
 		}
 		out = append(out, inst)
 	}

@@ -57,24 +57,26 @@ func main() {
 	var (
 		nodes, services, factor int
 		bin                     string
+		managerQPS              int
 		timeout                 time.Duration
 	)
 	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
 	flag.IntVar(&services, "services", 2000, "Dynamic services.")
 	flag.IntVar(&factor, "factor", 2, "Instances per service.")
+	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := run(ctx, nodes, services, factor, bin); err != nil {
+	if err := run(ctx, nodes, services, factor, managerQPS, bin); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor int, bin string) error {
+func run(ctx context.Context, nodes, services, factor, managerQPS int, bin string) error {
 	env, cfg, c, err := testenv.Start()
 	if err != nil {
 		return err
@@ -100,10 +102,10 @@ func run(ctx context.Context, nodes, services, factor int, bin string) error {
 
 	const facade = "127.0.0.1:18090"
 	manager := start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", "200", "--kube-api-burst", "400", "--concurrency", "8")
+		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2*managerQPS), "--concurrency", "8")
 	agentCmd := start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s",
-		"--start-delay", "1s", "--kube-api-qps", "200", "--kube-api-burst", "400")
+		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000")
 	defer stop(manager, agentCmd)
 
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})

@@ -52,6 +52,7 @@ type simNode struct {
 	system                 []edgev1alpha1.ObservedContainer
 	readyAt                map[string]time.Time
 	reported               []edgev1alpha1.ObservedContainer
+	lease                  *coordinationv1.Lease
 	dirty                  bool
 	nextRenew, nextMetrics time.Time
 	silentFrom, silentTo   time.Time
@@ -157,19 +158,35 @@ func (s *simNode) step(ctx context.Context) {
 	}
 }
 
+// renewLease updates the node's Lease, reading it only when the one kept
+// from the last renewal is missing or stale: one write per renewal.
 func (s *simNode) renewLease(ctx context.Context, now time.Time) error {
 	renew := metav1.NewMicroTime(now)
+	if s.lease != nil {
+		s.lease.Spec.RenewTime = &renew
+		err := s.c.Update(ctx, s.lease)
+		if err == nil {
+			return nil
+		}
+		s.lease = nil
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.o.LeaseNamespace}}
 	err := s.c.Get(ctx, client.ObjectKeyFromObject(lease), lease)
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(s.Name), LeaseDurationSeconds: ptr.To(int32(s.o.LeaseDuration / time.Second)), RenewTime: &renew}
-		return s.c.Create(ctx, lease)
+		err = s.c.Create(ctx, lease)
+	case err == nil:
+		lease.Spec.RenewTime = &renew
+		err = s.c.Update(ctx, lease)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		s.lease = lease
 	}
-	lease.Spec.RenewTime = &renew
-	return s.c.Update(ctx, lease)
+	return err
 }
 
 // follow runs the instances placed on the node: a new instance or a new
