@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package controllers_test
 
 import (
@@ -8,19 +24,17 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 // agentFieldOwner is the field manager the tests write agent fields with.
-const agentFieldOwner = "edge-agent"
+const agentFieldOwner = testenv.AgentFieldOwner
 
 // createNode creates an EdgeNode of an OS type with labels.
 func createNode(name, osType string, labels map[string]string) *edgev1alpha1.EdgeNode {
@@ -36,17 +50,7 @@ func createNode(name, osType string, labels map[string]string) *edgev1alpha1.Edg
 // renewLease renews the node's Lease as its agent would, creating it first.
 func renewLease(node string) {
 	GinkgoHelper()
-	now := metav1.NowMicro()
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: opts.LeaseNamespace}}
-	err := k8sClient.Get(ctx, client.ObjectKeyFromObject(lease), lease)
-	if apierrors.IsNotFound(err) {
-		lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now}
-		Expect(k8sClient.Create(ctx, lease)).To(Succeed())
-		return
-	}
-	Expect(err).NotTo(HaveOccurred())
-	lease.Spec.RenewTime = &now
-	Expect(k8sClient.Update(ctx, lease)).To(Succeed())
+	Expect(testenv.RenewLease(ctx, k8sClient, opts.LeaseNamespace, node)).To(Succeed())
 }
 
 // keepAlive renews the node's Lease every 300 ms until the spec ends or
@@ -76,22 +80,8 @@ func keepAlive(node string) (stopRenewing func()) {
 // report applies the agent's half of a node's status: its OS and containers.
 func report(node, osType string, containers ...edgev1alpha1.ObservedContainer) {
 	GinkgoHelper()
-	list := make([]any, 0, len(containers))
-	for i := range containers {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
-		Expect(err).NotTo(HaveOccurred())
-		list = append(list, u)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": edgev1alpha1.GroupVersion.String(),
-		"kind":       "EdgeNode",
-		"metadata":   map[string]any{"name": node},
-		"status": map[string]any{
-			"nodeInfo":   map[string]any{"type": osType, "arch": "amd64", "agentVersion": "test"},
-			"containers": list,
-		},
-	}}
-	Expect(k8sClient.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(agentFieldOwner), client.ForceOwnership)).To(Succeed())
+	info := edgev1alpha1.NodeInfo{Type: osType, Arch: "amd64", AgentVersion: "test"}
+	Expect(testenv.Report(ctx, k8sClient, node, info, nil, containers...)).To(Succeed())
 }
 
 // running is a container the agent reports running at a revision.
