@@ -17,10 +17,18 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/go-logr/logr"
 )
@@ -39,5 +47,35 @@ func TestPanicIsAnEnvelope(t *testing.T) {
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("Content-Type %q", ct)
+	}
+}
+
+// Errors of the API server map to the envelope's codes.
+func TestFromKube(t *testing.T) {
+	gr := schema.GroupResource{Group: "edge.edgeplane.io", Resource: "provisiontemplates"}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "ProvisionTemplate"}, "x",
+		field.ErrorList{field.Invalid(field.NewPath("spec", "name"), "a/b", "must be a single path segment")})
+	for _, tc := range []struct {
+		err   error
+		code  int
+		field string
+	}{
+		{apierrors.NewAlreadyExists(gr, "x"), http.StatusConflict, ""},
+		{apierrors.NewConflict(gr, "x", errors.New("changed")), http.StatusConflict, ""},
+		{apierrors.NewNotFound(gr, "x"), http.StatusNotFound, ""},
+		{invalid, http.StatusBadRequest, "spec.name"},
+		{apierrors.NewServiceUnavailable("etcd is gone"), http.StatusServiceUnavailable, ""},
+		{apierrors.NewTooManyRequests("slow down", 1), http.StatusServiceUnavailable, ""},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, http.StatusServiceUnavailable, ""},
+		{context.DeadlineExceeded, http.StatusServiceUnavailable, ""},
+		{errors.New("something else"), http.StatusInternalServerError, ""},
+	} {
+		got := fromKube(tc.err)
+		if got.status != tc.code {
+			t.Errorf("%v: got %d, want %d", tc.err, got.status, tc.code)
+		}
+		if tc.field != "" && got.fields[tc.field] == "" {
+			t.Errorf("%v: fieldErrors %v lack %s", tc.err, got.fields, tc.field)
+		}
 	}
 }

@@ -17,7 +17,9 @@ limitations under the License.
 package apiserver_test
 
 import (
+	"crypto/tls"
 	"net/http"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -75,6 +77,22 @@ var _ = Describe("Every response", func() {
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
 		Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
 		Expect(openAPI.Paths.Len()).To(Equal(9), "the nine endpoints of the contract")
+	})
+})
+
+var _ = Describe("The facade given a certificate", func() {
+	It("serves HTTPS, and only HTTPS", func() {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
+		resp, err := hc.Get(tlsURL + "/api/v1/node")
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = resp.Body.Close() }()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		Expect(resp.TLS).NotTo(BeNil())
+		plain, err := http.Get(strings.Replace(tlsURL, "https://", "http://", 1) + "/api/v1/node")
+		if err == nil {
+			defer func() { _ = plain.Body.Close() }()
+			Expect(plain.StatusCode).To(Equal(http.StatusBadRequest), "Go answers plain HTTP on a TLS port with 400")
+		}
 	})
 })
 

@@ -19,9 +19,11 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,6 +37,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/cert"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -63,6 +66,8 @@ var (
 	opts      controllers.Options
 	baseURL   string // the facade without auth
 	authURL   string // the facade with --auth=kubernetes
+	tlsURL    string // the facade with TLS
+	tlsCA     *x509.CertPool
 	openAPI   *openapi3.T
 )
 
@@ -100,12 +105,21 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
-	open, secured := startFacade(mgr, apiserver.AuthNone), startFacade(mgr, apiserver.AuthKubernetes)
+	open, secured := startFacade(mgr, apiserver.AuthNone, nil), startFacade(mgr, apiserver.AuthKubernetes, nil)
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	dir := GinkgoT().TempDir()
+	tlsFiles := []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
+	Expect(os.WriteFile(tlsFiles[0], certPEM, 0o600)).To(Succeed())
+	Expect(os.WriteFile(tlsFiles[1], keyPEM, 0o600)).To(Succeed())
+	tlsCA = x509.NewCertPool()
+	Expect(tlsCA.AppendCertsFromPEM(certPEM)).To(BeTrue())
+	withTLS := startFacade(mgr, apiserver.AuthNone, tlsFiles)
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	baseURL, authURL = open(), secured()
+	baseURL, authURL, tlsURL = open(), secured(), strings.Replace(withTLS(), "http://", "https://", 1)
 	go renewLeases()
 	Eventually(func() int { return get(baseURL + "/readyz").Status }).Should(Equal(http.StatusOK))
 })
@@ -119,10 +133,13 @@ var _ = AfterSuite(func() {
 
 // startFacade adds a facade on a free loopback port to the manager and
 // returns a function that waits for its URL.
-func startFacade(mgr ctrl.Manager, auth string) func() string {
+func startFacade(mgr ctrl.Manager, auth string, tlsFiles []string) func() string {
 	GinkgoHelper()
 	o := apiserver.DefaultOptions()
 	o.BindAddress, o.Namespace, o.Auth = "127.0.0.1:0", facadeNamespace, auth
+	if tlsFiles != nil {
+		o.TLSCertFile, o.TLSKeyFile = tlsFiles[0], tlsFiles[1]
+	}
 	o.Location = time.FixedZone("UTC+8", 8*3600)
 	srv, err := apiserver.New(mgr, o)
 	Expect(err).NotTo(HaveOccurred())
