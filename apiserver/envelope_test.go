@@ -79,3 +79,22 @@ func TestFromKube(t *testing.T) {
 		}
 	}
 }
+
+// Until the cache has synced, the facade is not ready and its routes say
+// so with a 503 envelope.
+func TestNotReadyBeforeSync(t *testing.T) {
+	h := (&Server{auth: allowAll{}}).Handler()
+	for _, path := range []string{"/readyz", "/api/v1/node"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		var e envelope
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusServiceUnavailable || e.Status != rec.Code {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body.String())
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("/healthz: %d", rec.Code)
+	}
+}
