@@ -88,7 +88,7 @@ type nodeView struct {
 }
 
 func (s *Server) newNodeView(ctx context.Context) *nodeView {
-	return &nodeView{ctx: ctx, reader: s.reader, nodes: map[string]*edgev1alpha1.EdgeNode{}, tasks: map[string]map[string]*edgev1alpha1.ObservedContainer{}}
+	return &nodeView{ctx: ctx, reader: s.cache, nodes: map[string]*edgev1alpha1.EdgeNode{}, tasks: map[string]map[string]*edgev1alpha1.ObservedContainer{}}
 }
 
 func (v *nodeView) add(n *edgev1alpha1.EdgeNode) {
@@ -130,9 +130,8 @@ func (v *nodeView) instance(svc *edgev1alpha1.EdgeService, inst *edgev1alpha1.Se
 func (s *Server) getContainer(r *http.Request) (any, error) {
 	id := r.PathValue("id")
 	services := &edgev1alpha1.EdgeServiceList{}
-	if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
-		client.MatchingFields{index.ServiceByTaskID: id}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	if err := s.lookup(r.Context(), services, index.ServiceByTaskID, id, true); err != nil {
+		return nil, err
 	}
 	v := s.newNodeView(r.Context())
 	for i := range services.Items {
@@ -152,41 +151,45 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 
 // listContainersOfServices serves GET /api/v1/container/service.
 func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
-	q := r.URL.Query()
-	ids, err := parseIDs(q, "serviceIds")
-	if err != nil {
-		return nil, err
-	}
-	p, err := parsePage(q)
-	if err != nil {
-		return nil, err
-	}
-	v := s.newNodeView(r.Context())
-	var found []instance
-	for _, id := range unique(ids) {
+	return s.listContainers(r, "serviceIds", func(v *nodeView, id string) ([]instance, error) {
 		services := &edgev1alpha1.EdgeServiceList{}
-		if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
-			client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, fromKube(err)
+		if err := s.lookup(r.Context(), services, index.ByUID, id, true); err != nil {
+			return nil, err
 		}
-		for i := range services.Items {
-			svc := &services.Items[i]
-			for j := range svc.Status.Containers {
-				in, err := v.instance(svc, &svc.Status.Containers[j])
-				if err != nil {
-					return nil, fromKube(err)
-				}
-				found = append(found, in)
-			}
-		}
-	}
-	return s.containerPage(found, q.Get("key"), p), nil
+		return v.instances(services, "")
+	})
 }
 
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
+	return s.listContainers(r, "nodeIds", func(v *nodeView, id string) ([]instance, error) {
+		nodes := &edgev1alpha1.EdgeNodeList{}
+		if err := s.lookup(r.Context(), nodes, index.ByUID, id, false); err != nil {
+			return nil, err
+		}
+		var found []instance
+		for i := range nodes.Items {
+			n := &nodes.Items[i]
+			v.add(n)
+			services := &edgev1alpha1.EdgeServiceList{}
+			if err := s.lookup(r.Context(), services, index.ServiceByNode, n.Name, true); err != nil {
+				return nil, err
+			}
+			in, err := v.instances(services, n.Name)
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, in...)
+		}
+		return found, nil
+	})
+}
+
+// listContainers reads the ids and paging of a container list, gathers the
+// instances of each id and renders the page.
+func (s *Server) listContainers(r *http.Request, idsParam string, gather func(v *nodeView, id string) ([]instance, error)) (any, error) {
 	q := r.URL.Query()
-	ids, err := parseIDs(q, "nodeIds")
+	ids, err := parseIDs(q, idsParam)
 	if err != nil {
 		return nil, err
 	}
@@ -197,30 +200,33 @@ func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
 	v := s.newNodeView(r.Context())
 	var found []instance
 	for _, id := range unique(ids) {
-		nodes := &edgev1alpha1.EdgeNodeList{}
-		if err := s.reader.List(r.Context(), nodes, client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
+		in, err := gather(v, id)
+		if err != nil {
 			return nil, fromKube(err)
 		}
-		for i := range nodes.Items {
-			n := &nodes.Items[i]
-			v.add(n)
-			services := &edgev1alpha1.EdgeServiceList{}
-			if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
-				client.MatchingFields{index.ServiceByNode: n.Name}, client.UnsafeDisableDeepCopy); err != nil {
-				return nil, fromKube(err)
-			}
-			for j := range services.Items {
-				svc := &services.Items[j]
-				for k := range svc.Status.Containers {
-					if svc.Status.Containers[k].NodeName == n.Name {
-						in, _ := v.instance(svc, &svc.Status.Containers[k])
-						found = append(found, in)
-					}
-				}
-			}
-		}
+		found = append(found, in...)
 	}
 	return s.containerPage(found, q.Get("key"), p), nil
+}
+
+// instances joins the instances of services, those on node only when node
+// is set, with their nodes.
+func (v *nodeView) instances(services *edgev1alpha1.EdgeServiceList, node string) ([]instance, error) {
+	var out []instance
+	for i := range services.Items {
+		svc := &services.Items[i]
+		for j := range svc.Status.Containers {
+			if node != "" && svc.Status.Containers[j].NodeName != node {
+				continue
+			}
+			in, err := v.instance(svc, &svc.Status.Containers[j])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, in)
+		}
+	}
+	return out, nil
 }
 
 // containerPage filters instances by key, orders them newest task first

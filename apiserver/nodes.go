@@ -62,7 +62,7 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 	name := strings.ToLower(q.Get("name"))
 	list := &edgev1alpha1.EdgeNodeList{}
 	// Read-only use of the cached objects: no copy of every node per request.
-	if err := s.reader.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.cache.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fromKube(err)
 	}
 	nodes := make([]*edgev1alpha1.EdgeNode, 0, len(list.Items))

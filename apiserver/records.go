@@ -21,8 +21,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
 )
@@ -81,9 +79,8 @@ type vsoa struct {
 func (s *Server) getRecord(r *http.Request) (any, error) {
 	id := r.PathValue("id")
 	list := &edgev1alpha1.DeployRecordList{}
-	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace),
-		client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	if err := s.lookup(r.Context(), list, index.ByUID, id, true); err != nil {
+		return nil, err
 	}
 	if len(list.Items) == 0 {
 		return nil, notFound("No deployment record has the id %q.", id)
@@ -135,17 +132,15 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 		return nil, badField("id", "is required: the id of the service")
 	}
 	services := &edgev1alpha1.EdgeServiceList{}
-	if err := s.reader.List(r.Context(), services, client.InNamespace(s.opts.Namespace),
-		client.MatchingFields{index.ByUID: id}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	if err := s.lookup(r.Context(), services, index.ByUID, id, true); err != nil {
+		return nil, err
 	}
 	if len(services.Items) == 0 {
 		return nil, notFound("No service has the id %q.", id)
 	}
 	list := &edgev1alpha1.DeployRecordList{}
-	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace),
-		client.MatchingFields{index.RecordByServiceUID: id}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	if err := s.lookup(r.Context(), list, index.RecordByServiceUID, id, true); err != nil {
+		return nil, err
 	}
 	recs := list.Items
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Spec.Revision > recs[j].Spec.Revision })

@@ -86,10 +86,9 @@ func (o Options) Validate() error {
 // leader or not.
 type Server struct {
 	opts   Options
-	reader client.Reader // the informer cache
+	cache  cache.Cache   // the informer cache, which every read uses
 	writer client.Client // writes go to the API server
 	live   client.Reader // reads past the cache, to settle a write
-	cache  cache.Cache
 	auth   authorizer
 	synced atomic.Bool
 	log    logr.Logger
@@ -110,7 +109,7 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		o.Clock = clock.RealClock{}
 	}
 	s := &Server{
-		opts: o, reader: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(), cache: mgr.GetCache(),
+		opts: o, cache: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(),
 		log: mgr.GetLogger().WithName("facade"),
 	}
 	s.auth = allowAll{}
@@ -122,6 +121,20 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		s.auth = a
 	}
 	return s, nil
+}
+
+// lookup lists from the cache the objects an index maps value to, in the
+// facade's namespace when namespaced. The objects are the cache's own, not
+// copies: callers only read them.
+func (s *Server) lookup(ctx context.Context, list client.ObjectList, field, value string, namespaced bool) error {
+	opts := []client.ListOption{client.MatchingFields{field: value}, client.UnsafeDisableDeepCopy}
+	if namespaced {
+		opts = append(opts, client.InNamespace(s.opts.Namespace))
+	}
+	if err := s.cache.List(ctx, list, opts...); err != nil {
+		return fromKube(err)
+	}
+	return nil
 }
 
 // NeedLeaderElection lets every replica serve.

@@ -54,7 +54,7 @@ func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
 		return nil, aerr
 	}
 	list := &edgev1alpha1.EdgeServiceList{}
-	if err := s.reader.List(r.Context(), list, client.InNamespace(s.opts.Namespace), client.MatchingFields{index.ServiceByPath: p}); err != nil {
+	if err := s.cache.List(r.Context(), list, client.InNamespace(s.opts.Namespace), client.MatchingFields{index.ServiceByPath: p}); err != nil {
 		return nil, fromKube(err)
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })

@@ -252,9 +252,8 @@ func (s *Server) folderExists(ctx context.Context, folder string) error {
 // checkFree refuses names that are taken in the folder, listing them.
 func (s *Server) checkFree(ctx context.Context, folder string, want map[string]int) error {
 	list := &edgev1alpha1.ProvisionTemplateList{}
-	if err := s.reader.List(ctx, list, client.InNamespace(s.opts.Namespace),
-		client.MatchingFields{index.TemplateByParent: index.Key(s.opts.Namespace, folder)}, client.UnsafeDisableDeepCopy); err != nil {
-		return fromKube(err)
+	if err := s.lookup(ctx, list, index.TemplateByParent, index.Key(s.opts.Namespace, folder), true); err != nil {
+		return err
 	}
 	fields := map[string]string{}
 	var taken []string

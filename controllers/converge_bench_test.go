@@ -17,13 +17,10 @@ limitations under the License.
 package controllers_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +30,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -124,7 +120,7 @@ func BenchmarkConverge(b *testing.B) {
 	for b.Loop() {
 		n++
 		writes.reset()
-		before, err := serverRequests(ctx, cfg)
+		before, err := testenv.APIRequests(ctx, cfg)
 		must(b, err)
 		ref := edgev1alpha1.ImageRef(fmt.Sprintf("app@v%d#linux", n))
 		start := time.Now()
@@ -138,9 +134,9 @@ func BenchmarkConverge(b *testing.B) {
 		must(b, waitFor(ctx, view, services, ready(factor)))
 		took := time.Since(start)
 		total += took
-		after, err := serverRequests(ctx, cfg)
+		after, err := testenv.APIRequests(ctx, cfg)
 		must(b, err)
-		b.Logf("run %d: requests the API server served per spec change, all clients: %s", n, after.since(before, services))
+		b.Logf("run %d: requests the API server served per spec change, all clients: %s", n, since(before, after, services))
 		b.Logf("run %d: %d services x %d instances: all recorded in %v, all instances ready in %v; manager writes per spec change: %s",
 			n, services, factor, rec.Round(time.Millisecond), took.Round(time.Millisecond), writes.perChange(services))
 	}
@@ -221,32 +217,25 @@ func waitFor(ctx context.Context, c client.Reader, services int, done func(*edge
 // instances placed on a node as running their revision, writing a node's
 // status only when its report changed.
 func runInstantAgent(ctx context.Context, view client.Reader, c client.Client, every time.Duration) {
-	last := map[string][]any{}
+	last := map[string][]edgev1alpha1.ObservedContainer{}
+	info := edgev1alpha1.NodeInfo{Type: "linux", Arch: "amd64"}
 	for ctx.Err() == nil {
 		list := &edgev1alpha1.EdgeServiceList{}
 		if err := view.List(ctx, list); err == nil {
-			byNode := map[string][]any{}
+			byNode := map[string][]edgev1alpha1.ObservedContainer{}
 			for _, s := range list.Items {
 				for _, inst := range s.Status.Containers {
-					byNode[inst.NodeName] = append(byNode[inst.NodeName], map[string]any{
-						"name": inst.Name, "id": "rt-" + inst.TaskID[:8], "taskId": inst.TaskID,
-						"revision": inst.Revision, "state": "running",
+					byNode[inst.NodeName] = append(byNode[inst.NodeName], edgev1alpha1.ObservedContainer{
+						Name: inst.Name, ID: "rt-" + inst.TaskID[:8], TaskID: inst.TaskID, Revision: inst.Revision, State: edgev1alpha1.ContainerRunning,
 					})
 				}
 			}
 			for node, containers := range byNode {
-				sort.Slice(containers, func(i, j int) bool {
-					return containers[i].(map[string]any)["name"].(string) < containers[j].(map[string]any)["name"].(string)
-				})
+				sort.Slice(containers, func(i, j int) bool { return containers[i].Name < containers[j].Name })
 				if reflect.DeepEqual(last[node], containers) {
 					continue
 				}
-				u := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": edgev1alpha1.GroupVersion.String(), "kind": "EdgeNode",
-					"metadata": map[string]any{"name": node},
-					"status":   map[string]any{"nodeInfo": map[string]any{"type": "linux", "arch": "amd64"}, "containers": containers},
-				}}
-				if c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("edge-agent"), client.ForceOwnership) == nil {
+				if testenv.Report(ctx, c, node, info, nil, containers...) == nil {
 					last[node] = containers
 				}
 			}
@@ -361,59 +350,9 @@ func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfigurati
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
-// requestCounts are the API server's apiserver_request_total counters,
-// summed by verb and resource.
-type requestCounts map[string]float64
-
-// serverRequests reads the API server's request counters from /metrics.
-func serverRequests(ctx context.Context, cfg *rest.Config) (requestCounts, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	out := requestCounts{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		labels, value, _ := strings.Cut(line[len("apiserver_request_total{"):], "} ")
-		v, _ := strconv.ParseFloat(value, 64)
-		var verb, resource, sub string
-		for _, kv := range strings.Split(labels, ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			val = strings.Trim(val, `"`)
-			switch k {
-			case "verb":
-				verb = val
-			case "resource":
-				resource = val
-			case "subresource":
-				sub = val
-			}
-		}
-		if sub != "" {
-			resource += "/" + sub
-		}
-		out[verb+" "+resource] += v
-	}
-	return out, sc.Err()
-}
-
 // since prints the counts added after before, per change, leaving out
 // watches and the tiny ones.
-func (after requestCounts) since(before requestCounts, changes int) string {
+func since(before, after map[string]float64, changes int) string {
 	keys := make([]string, 0, len(after))
 	for k := range after {
 		if d := (after[k] - before[k]) / float64(changes); d >= 0.05 && !strings.HasPrefix(k, "WATCH") {

@@ -34,6 +34,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/paths"
 )
 
 // ProvisionTemplateReconciler keeps the path-label tree consistent: each
@@ -66,7 +67,7 @@ func (r *ProvisionTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if isFolder {
 		list := &edgev1alpha1.ProvisionTemplateList{}
 		if err := r.List(ctx, list, client.InNamespace(pt.Namespace),
-			client.MatchingFields{index.TemplateByParent: index.Key(pt.Namespace, index.JoinPath(string(pt.Spec.Path), pt.Spec.Name))}); err != nil {
+			client.MatchingFields{index.TemplateByParent: index.Key(pt.Namespace, paths.Join(string(pt.Spec.Path), pt.Spec.Name))}); err != nil {
 			return ctrl.Result{}, err
 		}
 		children = len(list.Items)
@@ -147,7 +148,7 @@ func (r *ProvisionTemplateReconciler) related(ctx context.Context, o client.Obje
 	}
 	if pt.Spec.Type == edgev1alpha1.TypeFolder {
 		kids := &edgev1alpha1.ProvisionTemplateList{}
-		if err := r.List(ctx, kids, client.InNamespace(pt.Namespace), client.MatchingFields{index.TemplateByParent: index.Key(pt.Namespace, index.JoinPath(string(pt.Spec.Path), pt.Spec.Name))}); err == nil {
+		if err := r.List(ctx, kids, client.InNamespace(pt.Namespace), client.MatchingFields{index.TemplateByParent: index.Key(pt.Namespace, paths.Join(string(pt.Spec.Path), pt.Spec.Name))}); err == nil {
 			for i := range kids.Items {
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kids.Items[i].Namespace, Name: kids.Items[i].Name}})
 			}

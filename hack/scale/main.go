@@ -22,7 +22,6 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -251,32 +250,15 @@ func createServices(ctx context.Context, c client.Client, n, factor int) error {
 
 // serverWrites sums the API server's requests that write.
 func serverWrites(ctx context.Context, cfg *rest.Config) (float64, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return 0, err
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
+	counts, err := testenv.APIRequests(ctx, cfg)
 	total := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="APPLY"`, `verb="DELETE"`} {
-			if strings.Contains(line, verb) {
-				v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
-				total += v
-			}
+	for key, n := range counts {
+		switch verb, _, _ := strings.Cut(key, " "); verb {
+		case "POST", "PUT", "PATCH", "APPLY", "DELETE":
+			total += n
 		}
 	}
-	return total, sc.Err()
+	return total, err
 }
 
 // findPID finds the process whose command line holds both words.

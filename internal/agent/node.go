@@ -30,8 +30,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,9 +99,7 @@ func (s *simNode) run(ctx context.Context) {
 	}
 }
 
-func sleep(ctx context.Context, c interface {
-	After(time.Duration) <-chan time.Time
-}, d time.Duration) {
+func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-c.After(d):
@@ -284,24 +281,8 @@ func (s *simNode) report(ctx context.Context) error {
 	if reflect.DeepEqual(containers, s.reported) {
 		return nil
 	}
-	list := make([]any, 0, len(containers))
-	for i := range containers {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
-		if err != nil {
-			return err
-		}
-		list = append(list, u)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": edgev1alpha1.GroupVersion.String(), "kind": "EdgeNode",
-		"metadata": map[string]any{"name": s.Name},
-		"status": map[string]any{
-			"nodeInfo":   map[string]any{"type": s.Type, "arch": s.Arch, "osVersion": "sim", "runtimeVersion": "sim-1", "agentVersion": "edge-agent/sim"},
-			"bootTime":   s.boot.UTC().Format(time.RFC3339),
-			"containers": list,
-		},
-	}}
-	if err := s.c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	info := edgev1alpha1.NodeInfo{Type: s.Type, Arch: s.Arch, OSVersion: "sim", RuntimeVersion: "sim-1", AgentVersion: "edge-agent/sim"}
+	if err := ApplyStatus(ctx, s.c, s.Name, info, &s.boot, containers); err != nil {
 		return err
 	}
 	s.reported = containers

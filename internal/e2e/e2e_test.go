@@ -123,15 +123,13 @@ var _ = AfterSuite(func() {
 // call sends a request to the facade and decodes the envelope's data.
 func call(method, path string, body any, data any) int {
 	GinkgoHelper()
-	var rd *bytes.Reader
+	var payload []byte
 	if body != nil {
-		b, err := json.Marshal(body)
+		var err error
+		payload, err = json.Marshal(body)
 		Expect(err).NotTo(HaveOccurred())
-		rd = bytes.NewReader(b)
-	} else {
-		rd = bytes.NewReader(nil)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(payload))
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

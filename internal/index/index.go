@@ -91,7 +91,7 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 			if t.Spec.Type != edgev1alpha1.TypeFolder {
 				return nil
 			}
-			return []string{Key(t.Namespace, JoinPath(string(t.Spec.Path), t.Spec.Name))}
+			return []string{Key(t.Namespace, paths.Join(string(t.Spec.Path), t.Spec.Name))}
 		}},
 	}
 	for _, ix := range indexes {
@@ -114,9 +114,6 @@ func serviceNodes(o client.Object) []string {
 
 // Key is the index value of a path within a namespace.
 func Key(namespace, path string) string { return namespace + "/" + path }
-
-// JoinPath joins a canonical folder path and an entry name.
-func JoinPath(parent, name string) string { return paths.Join(parent, name) }
 
 func uid(o client.Object) []string { return []string{string(o.GetUID())} }
 

@@ -22,17 +22,15 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/agent"
 )
 
-// AgentFieldOwner is the field manager tests write agent fields with, as
-// cmd/edge-agent does.
-const AgentFieldOwner = "edge-agent"
+// AgentFieldOwner is the field manager of agents' writes.
+const AgentFieldOwner = agent.FieldOwner
 
 // RenewLease renews a node's Lease in namespace as its agent would,
 // creating it first.
@@ -51,30 +49,8 @@ func RenewLease(ctx context.Context, c client.Client, namespace, node string) er
 	return c.Update(ctx, lease)
 }
 
-// Report applies the agent's half of a node's status: node info, boot time
-// and the observed containers, under AgentFieldOwner.
+// Report applies the agent's half of a node's status as an agent does:
+// node info, boot time and the observed containers.
 func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers ...edgev1alpha1.ObservedContainer) error {
-	list := make([]any, 0, len(containers))
-	for i := range containers {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
-		if err != nil {
-			return err
-		}
-		list = append(list, u)
-	}
-	infoMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&info)
-	if err != nil {
-		return err
-	}
-	status := map[string]any{"nodeInfo": infoMap, "containers": list}
-	if bootTime != nil {
-		status["bootTime"] = bootTime.UTC().Format("2006-01-02T15:04:05Z")
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": edgev1alpha1.GroupVersion.String(),
-		"kind":       "EdgeNode",
-		"metadata":   map[string]any{"name": node},
-		"status":     status,
-	}}
-	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(AgentFieldOwner), client.ForceOwnership)
+	return agent.ApplyStatus(ctx, c, node, info, bootTime, containers)
 }

@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/rest"
+)
+
+// APIRequests reads the API server's apiserver_request_total counters from
+// its /metrics, summed by verb and resource, as "PATCH edgeservices/status".
+func APIRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels, value, _ := strings.Cut(line[len("apiserver_request_total{"):], "} ")
+		v, _ := strconv.ParseFloat(value, 64)
+		var verb, resource, sub string
+		for _, kv := range strings.Split(labels, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			val = strings.Trim(val, `"`)
+			switch k {
+			case "verb":
+				verb = val
+			case "resource":
+				resource = val
+			case "subresource":
+				sub = val
+			}
+		}
+		if sub != "" {
+			resource += "/" + sub
+		}
+		out[verb+" "+resource] += v
+	}
+	return out, sc.Err()
+}
