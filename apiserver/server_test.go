@@ -18,10 +18,13 @@ package apiserver_test
 
 import (
 	"crypto/tls"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -76,7 +79,14 @@ var _ = Describe("Every response", func() {
 		defer func() { _ = resp.Body.Close() }()
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
 		Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
-		Expect(openAPI.Paths.Len()).To(Equal(9), "the nine endpoints of the contract")
+		served, err := io.ReadAll(resp.Body)
+		Expect(err).NotTo(HaveOccurred())
+		doc, err := openapi3.NewLoader().LoadFromData(served)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(doc.Paths.Len()).To(Equal(9), "the nine endpoints of the contract")
+		file, err := os.ReadFile("openapi.json")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served).To(Equal(file), "the document served is the one in the repository")
 	})
 })
 
