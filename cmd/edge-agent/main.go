@@ -14,8 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command edge-agent is the reference edge agent with a simulated runtime.
-// It plays one node, or many (--nodes) as a load generator.
+// Command edge-agent is the reference edge agent. With --runtime=docker it
+// runs one node's containers on a Docker Engine API (Docker or Podman);
+// with --runtime=sim it simulates one node, or many (--nodes) as a load
+// generator.
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"time"
 
@@ -33,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/docker"
 )
 
 func main() {
@@ -54,17 +58,25 @@ func run(ctx context.Context, args []string) error {
 	o := agent.DefaultOptions()
 	var (
 		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
+		address, endpoint, registry                                                         string
 		count                                                                               int
 		qps                                                                                 float64
 		burst                                                                               int
 		silences                                                                            listFlag
+		showVersion                                                                         bool
 	)
-	fs.StringVar(&runtime, "runtime", "sim", "Container runtime; only sim (simulated) is built in.")
-	fs.StringVar(&name, "node-name", "", "Name of the one node this agent plays; empty plays --nodes nodes named after --node-prefix.")
+	fs.StringVar(&runtime, "runtime", "sim", "Container runtime: docker (the Docker Engine API of Docker or Podman) or sim (simulated nodes).")
+	fs.StringVar(&endpoint, "runtime-endpoint", "", "docker: the engine's API address, e.g. unix:///run/podman/podman.sock; empty means DOCKER_HOST, else unix:///var/run/docker.sock.")
+	fs.StringVar(&registry, "image-registry", "", "docker: registry prefixed to image repositories that name none, e.g. registry.plant-a.local:5000.")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", o.StopTimeout, "How long a container may take to exit when stopped before it is killed.")
+	fs.DurationVar(&o.ResyncInterval, "resync-interval", o.ResyncInterval, "How often the runtime's containers are listed in full, besides its event stream.")
+	fs.StringVar(&address, "address", "", "Address (host:port) of the node registered; with --node-name. Empty: 127.0.0.1:7200.")
+	fs.BoolVar(&showVersion, "version", false, "Print the version and exit.")
+	fs.StringVar(&name, "node-name", "", "Name of the one node this agent plays; empty plays --nodes nodes named after --node-prefix (sim), or the host name (docker).")
 	fs.IntVar(&count, "nodes", 1, "How many nodes to play, named <prefix>-<type>-<NN>.")
 	fs.StringVar(&prefix, "node-prefix", "edge", "Prefix of the names of the nodes played.")
 	fs.StringVar(&types, "types", "linux", "OS kinds of the nodes, comma-separated, given to the nodes in turn (e.g. linux,sylixos).")
-	fs.StringVar(&arches, "arches", "amd64", "Architectures of the nodes, comma-separated, given to the nodes in turn (e.g. amd64,arm64).")
+	fs.StringVar(&arches, "arches", goruntime.GOARCH, "Architectures of the nodes, comma-separated, given to the nodes in turn (e.g. amd64,arm64).")
 	fs.StringVar(&labelList, "labels", "", "Labels of the nodes registered, as k=v,k2=v2.")
 	fs.StringVar(&o.Namespace, "namespace", "", "Namespace of the EdgeServices to run; empty means every namespace.")
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the nodes' Leases.")
@@ -86,17 +98,37 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if showVersion {
+		fmt.Println("edge-agent", agent.Version())
+		return nil
+	}
 	if printRBAC != "" {
 		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
 		return nil
 	}
-	if runtime != "sim" {
-		return fmt.Errorf("--runtime %q: only sim is built in", runtime)
+	switch runtime {
+	case "sim":
+	case "docker":
+		if name == "" {
+			host, err := os.Hostname()
+			if err != nil {
+				return fmt.Errorf("--node-name: %w", err)
+			}
+			name = host
+		}
+		rt, err := docker.New(docker.Options{Endpoint: endpoint, Registry: registry})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rt.Close() }()
+		o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return rt, nil }
+	default:
+		return fmt.Errorf("--runtime %q: want docker or sim", runtime)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	var err error
 	o.Log = ctrl.Log.WithName("edge-agent")
 
-	var err error
 	if o.FailImages, err = optionalRegexp(failImages); err != nil {
 		return fmt.Errorf("--fail-images: %w", err)
 	}
@@ -114,7 +146,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		labels[k] = v
 	}
-	o.Nodes = nodes(name, prefix, count, strings.Split(types, ","), strings.Split(arches, ","), labels)
+	o.Nodes = nodes(name, address, prefix, count, strings.Split(types, ","), strings.Split(arches, ","), labels)
 	for _, s := range silences {
 		parts := strings.Split(s, ":")
 		if len(parts) != 3 {
@@ -145,9 +177,12 @@ func optionalRegexp(s string) (*regexp.Regexp, error) {
 
 // nodes names the nodes to play: one named node, or count nodes
 // <prefix>-<type>-<NN> with types and arches given in turn.
-func nodes(name, prefix string, count int, types, arches []string, labels map[string]string) []agent.Node {
+func nodes(name, address, prefix string, count int, types, arches []string, labels map[string]string) []agent.Node {
 	if name != "" {
-		return []agent.Node{{Name: name, Type: types[0], Arch: arches[0], Address: "127.0.0.1:7200", Labels: labels}}
+		if address == "" {
+			address = "127.0.0.1:7200"
+		}
+		return []agent.Node{{Name: name, Type: types[0], Arch: arches[0], Address: address, Labels: labels}}
 	}
 	out := make([]agent.Node, 0, count)
 	for i := range count {

@@ -14,17 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package agent is the reference edge agent with a simulated runtime. One
-// process can play many nodes, as kwok does for kubelets. For each node it
-// registers the EdgeNode, renews its Lease, and reports into EdgeNode
-// status (its own fields only, by server-side apply) the containers of the
-// EdgeService instances placed on the node, as a runtime would run them.
+// Package agent is the reference edge agent: a runtime-agnostic node loop
+// over a Runtime (a real container engine, or the simulator). For each node
+// it registers the EdgeNode, renews its Lease, runs the EdgeService
+// instances placed on the node and reports into EdgeNode status (its own
+// fields only, by server-side apply) the containers the runtime shows. With
+// the simulator one process can play many nodes, as kwok does for kubelets.
 package agent
 
 import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -45,7 +47,7 @@ import (
 // FieldOwner is the field manager of every agent's writes.
 const FieldOwner = "edge-agent"
 
-// Node is one simulated edge node.
+// Node is one edge node the agent plays.
 type Node struct {
 	Name, Type, Arch, Address string
 	Labels                    map[string]string
@@ -67,13 +69,28 @@ type Options struct {
 	// LeaseDuration is written into the Lease; RenewInterval is how often
 	// it is renewed.
 	LeaseDuration, RenewInterval time.Duration
+	// NewRuntime returns the runtime of the i-th node; nil means the
+	// simulator (NewSimRuntime).
+	NewRuntime func(n Node, i int) (Runtime, error)
+	// MetricsInterval is how often cpu, memory and size figures are
+	// sampled and reported; state changes are reported at once.
+	MetricsInterval time.Duration
+	// Tick is how often each node looks at its services and at the
+	// changes its runtime's event stream announced.
+	Tick time.Duration
+	// ResyncInterval is how often each node lists its runtime's containers
+	// in full, in case the event stream missed a change.
+	ResyncInterval time.Duration
+	// StopTimeout is how long a container may take to exit when it is
+	// stopped before the runtime kills it.
+	StopTimeout time.Duration
+	// AgentVersion is reported in the node's nodeInfo.
+	AgentVersion string
+
+	// The simulator's settings.
+
 	// StartDelay is how long a container stays created before it runs.
 	StartDelay time.Duration
-	// MetricsInterval is how often cpu, memory and size figures move and
-	// are reported; state changes are reported at once.
-	MetricsInterval time.Duration
-	// Tick is how often each node looks at its services.
-	Tick time.Duration
 	// FailImages: containers of images whose ref matches fail to start.
 	FailImages *regexp.Regexp
 	// CrashImages: containers of images whose ref matches restart at every
@@ -91,9 +108,25 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
-		StartDelay: 2 * time.Second, MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, SystemContainers: 1,
+		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
+		AgentVersion: "edge-agent/" + Version(), StartDelay: 2 * time.Second, SystemContainers: 1,
 	}
 }
+
+// Version is the agent's version: the one stamped at build time into
+// main.version of the binary, else the module's.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// version is set at build time: -ldflags "-X .../internal/agent.version=v1.2.3".
+var version string
 
 // Run runs the agent's nodes until ctx is done.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
@@ -121,8 +154,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	start := o.Clock.Now()
 	var wg sync.WaitGroup
 	for i, n := range o.Nodes {
-		sim := newSimNode(n, o, c, view, start, i)
-		wg.Go(func() { sim.run(ctx) })
+		var rt Runtime
+		if o.NewRuntime == nil {
+			rt = NewSimRuntime(n, o, i)
+		} else if rt, err = o.NewRuntime(n, i); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		loop := newNode(n, o, rt, c, view, start, i)
+		wg.Go(func() { loop.run(ctx) })
 	}
 	o.Log.Info("Agent running", "nodes", len(o.Nodes))
 	wg.Wait()

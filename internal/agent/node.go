@@ -18,13 +18,11 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strconv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -38,43 +36,67 @@ import (
 	"github.com/edgeplane/edgeplane/internal/index"
 )
 
-// simNode is one simulated node: its runtime's containers by task id and
-// what it last reported.
-type simNode struct {
+// node is the runtime-agnostic loop of one edge node: it follows the
+// instances placed on the node, makes the runtime run them, renews the
+// node's Lease and reports what the runtime shows.
+type node struct {
 	Node
-	o                      Options
-	c                      client.Client
-	view                   client.Reader
-	rnd                    *rand.Rand
-	boot                   metav1.Time
-	containers             map[string]*edgev1alpha1.ObservedContainer
-	system                 []edgev1alpha1.ObservedContainer
-	readyAt                map[string]time.Time
+	o    Options
+	rt   Runtime
+	c    client.Client
+	view client.Reader
+	info RuntimeInfo
+	boot *metav1.Time
+
+	// known is what the runtime last showed, by runtime id; figures are
+	// the last stats of running containers; started holds the ids the loop
+	// has started, so that it starts a container once.
+	known                  map[string]*Container
+	figures                map[string]Stats
+	started                map[string]bool
+	failures               map[string]*failure // by task id
+	events                 <-chan string
+	stopWatch              context.CancelFunc
+	nextResync             time.Time
 	reported               []edgev1alpha1.ObservedContainer
-	lease                  *coordinationv1.Lease
 	dirty                  bool
+	lease                  *coordinationv1.Lease
 	nextRenew, nextMetrics time.Time
 	silentFrom, silentTo   time.Time
 	log                    func(msg string, kv ...any)
 }
 
-func newSimNode(n Node, o Options, c client.Client, view client.Reader, start time.Time, i int) *simNode {
-	s := &simNode{
-		Node: n, o: o, c: c, view: view,
-		rnd:        rand.New(rand.NewPCG(uint64(i), 42)),
-		boot:       metav1.NewTime(start.Add(-time.Duration(i%50+1) * time.Hour).Truncate(time.Second)),
-		containers: map[string]*edgev1alpha1.ObservedContainer{},
-		readyAt:    map[string]time.Time{},
-		dirty:      true,
+// failure is an instance's last failed create or start at one revision;
+// the loop tries again after a back-off.
+type failure struct {
+	revision int64
+	id       string // the container, when one was created
+	message  string
+	attempts int
+	retryAt  time.Time
+}
+
+// want is an instance the node should run.
+type want struct {
+	svc  *edgev1alpha1.EdgeService
+	inst edgev1alpha1.ServiceInstance
+}
+
+const (
+	retryBase = 10 * time.Second
+	retryMax  = 5 * time.Minute
+	// maxMessage is the CRD's bound on failedMessage.
+	maxMessage = 4096
+)
+
+func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader, start time.Time, i int) *node {
+	s := &node{
+		Node: n, o: o, rt: rt, c: c, view: view,
+		known: map[string]*Container{}, figures: map[string]Stats{}, started: map[string]bool{}, failures: map[string]*failure{},
+		dirty: true,
 		// Spread the metrics refreshes of many nodes over the interval.
 		nextMetrics: start.Add(o.MetricsInterval * time.Duration(i%97) / 97),
 		log:         func(msg string, kv ...any) { o.Log.Info(msg, append([]any{"node", n.Name}, kv...)...) },
-	}
-	for j := range o.SystemContainers {
-		s.system = append(s.system, edgev1alpha1.ObservedContainer{
-			Name: fmt.Sprintf("system-%d", j), ID: s.runtimeID(fmt.Sprintf("system-%d", j)), State: edgev1alpha1.ContainerRunning,
-			CreatedTime: &s.boot, StartedTime: &s.boot, Image: "edge-runtime@1.0#" + n.Type,
-		})
 	}
 	for _, sl := range o.Silences {
 		if sl.Node == n.Name {
@@ -84,7 +106,7 @@ func newSimNode(n Node, o Options, c client.Client, view client.Reader, start ti
 	return s
 }
 
-func (s *simNode) run(ctx context.Context) {
+func (s *node) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := s.register(ctx); err == nil {
 			break
@@ -97,6 +119,9 @@ func (s *simNode) run(ctx context.Context) {
 		s.step(ctx)
 		sleep(ctx, s.o.Clock, s.o.Tick)
 	}
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 }
 
 func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
@@ -106,13 +131,22 @@ func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
 	}
 }
 
-// register creates the EdgeNode unless it exists.
-func (s *simNode) register(ctx context.Context) error {
+// register reads the runtime's view of the node and creates the EdgeNode
+// unless it exists.
+func (s *node) register(ctx context.Context) error {
+	info, err := s.rt.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	s.info = info
+	if !info.BootTime.IsZero() {
+		s.boot = ptr.To(metav1.NewTime(info.BootTime.Truncate(time.Second)))
+	}
 	n := &edgev1alpha1.EdgeNode{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels},
 		Spec:       edgev1alpha1.EdgeNodeSpec{Address: s.Address, Type: s.Type, Arch: s.Arch},
 	}
-	err := s.c.Create(ctx, n)
+	err = s.c.Create(ctx, n)
 	if apierrors.IsForbidden(err) {
 		// An agent limited to its own node may not create it: the node
 		// must have been created for it.
@@ -124,9 +158,9 @@ func (s *simNode) register(ctx context.Context) error {
 	return nil
 }
 
-// step renews the Lease when due, follows the services placed on the node
-// and reports when something changed.
-func (s *simNode) step(ctx context.Context) {
+// step renews the Lease when due, brings the runtime's containers in line
+// with the instances placed on the node, and reports when something changed.
+func (s *node) step(ctx context.Context) {
 	now := s.o.Clock.Now()
 	if !now.Before(s.silentFrom) && now.Before(s.silentTo) {
 		return // silent: neither Lease nor report
@@ -138,16 +172,22 @@ func (s *simNode) step(ctx context.Context) {
 			s.nextRenew = now.Add(s.o.RenewInterval)
 		}
 	}
-	if err := s.follow(ctx, now); err != nil {
+	if err := s.sync(ctx, now); err != nil {
+		s.log("Listing the runtime's containers failed", "error", err.Error())
+		return
+	}
+	desired, err := s.desired(ctx)
+	if err != nil {
 		s.log("Reading the node's services failed", "error", err.Error())
 		return
 	}
+	s.converge(ctx, desired, now)
+	s.sample(ctx, !now.Before(s.nextMetrics))
 	if !now.Before(s.nextMetrics) {
-		s.moveMetrics(now)
 		s.nextMetrics = now.Add(s.o.MetricsInterval)
 	}
 	if s.dirty {
-		if err := s.report(ctx); err != nil {
+		if err := s.report(ctx, desired); err != nil {
 			s.log("Reporting failed; retrying", "error", err.Error())
 			return
 		}
@@ -157,7 +197,7 @@ func (s *simNode) step(ctx context.Context) {
 
 // renewLease updates the node's Lease, reading it only when the one kept
 // from the last renewal is missing or stale: one write per renewal.
-func (s *simNode) renewLease(ctx context.Context, now time.Time) error {
+func (s *node) renewLease(ctx context.Context, now time.Time) error {
 	renew := metav1.NewMicroTime(now)
 	if s.lease != nil {
 		s.lease.Spec.RenewTime = &renew
@@ -186,116 +226,320 @@ func (s *simNode) renewLease(ctx context.Context, now time.Time) error {
 	return err
 }
 
-// follow runs the instances placed on the node: a new instance or a new
-// revision is created, runs after the start delay (or fails), and
-// containers of instances that left are removed.
-func (s *simNode) follow(ctx context.Context, now time.Time) error {
-	list := &edgev1alpha1.EdgeServiceList{}
-	if err := s.view.List(ctx, list, client.MatchingFields{index.ServiceByNode: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
+// sync keeps known current: a full list when the event stream starts (or
+// broke) and every ResyncInterval, and one inspect per container the
+// stream names in between.
+func (s *node) sync(ctx context.Context, now time.Time) error {
+	if s.events == nil || !now.Before(s.nextResync) {
+		if s.events == nil {
+			// Subscribe before listing, so no change falls between the two.
+			wctx, cancel := context.WithCancel(ctx)
+			s.events, s.stopWatch = s.rt.Events(wctx), cancel
+		}
+		if err := s.resync(ctx); err != nil {
+			return err
+		}
+		s.nextResync = now.Add(s.o.ResyncInterval)
+	}
+	for {
+		select {
+		case id, ok := <-s.events:
+			if !ok {
+				s.stopWatch()
+				s.events, s.nextResync = nil, now.Add(time.Second)
+				return nil
+			}
+			s.refresh(ctx, id)
+		default:
+			return nil
+		}
+	}
+}
+
+// resync lists the runtime's containers and inspects each of this node's.
+func (s *node) resync(ctx context.Context) error {
+	list, err := s.rt.List(ctx)
+	if err != nil {
 		return err
 	}
-	want := map[string]bool{}
-	for i := range list.Items {
-		svc := &list.Items[i]
-		if svc.DeletionTimestamp != nil {
-			continue // stop its containers, so that its finalizer can go
+	seen := make(map[string]bool, len(list))
+	for i := range list {
+		if s.foreign(&list[i]) {
+			continue
 		}
-		for _, inst := range svc.Status.Containers {
-			if inst.NodeName != s.Name {
-				continue
-			}
-			want[inst.TaskID] = true
-			if c := s.containers[inst.TaskID]; c == nil || c.Revision != inst.Revision {
-				s.create(svc, inst, now)
-			}
-		}
+		seen[list[i].ID] = true
+		s.refresh(ctx, list[i].ID)
 	}
-	for id, c := range s.containers {
-		switch {
-		case !want[id]:
-			delete(s.containers, id)
-			delete(s.readyAt, id)
-			s.dirty = true
-		case c.State == edgev1alpha1.ContainerCreated && c.FailedMessage == "" && !now.Before(s.readyAt[id]):
-			c.State, c.StartedTime = edgev1alpha1.ContainerRunning, ptr.To(metav1.NewTime(now.Truncate(time.Second)))
-			c.CPU, c.Memory, c.Size = &edgev1alpha1.CPUUsage{Total: 1, Cores: make([]float64, 2)},
-				&edgev1alpha1.MemoryUsage{Limit: 256 << 20, Usage: 16 << 20, MaxUsage: 16 << 20},
-				&edgev1alpha1.SizeUsage{Usage: 8 << 20, Limit: 1 << 30}
-			s.dirty = true
+	for id := range s.known {
+		if !seen[id] {
+			s.forget(id)
 		}
 	}
 	return nil
 }
 
-func (s *simNode) create(svc *edgev1alpha1.EdgeService, inst edgev1alpha1.ServiceInstance, now time.Time) {
-	ref := string(svc.Spec.Image.Ref)
-	c := &edgev1alpha1.ObservedContainer{
-		Name: inst.Name, ID: s.runtimeID(fmt.Sprintf("%s/%d", inst.TaskID, inst.Revision)), TaskID: inst.TaskID, Revision: inst.Revision,
-		State: edgev1alpha1.ContainerCreated, Image: ref, ImageID: "sha256:" + hash(ref)[:24], ImageArch: s.Arch,
-		CreatedTime: ptr.To(metav1.NewTime(now.Truncate(time.Second))),
-	}
-	if s.Type != "linux" {
-		c.ID = c.Name // the embedded real-time OS names containers by name
-	}
-	if s.o.FailImages != nil && s.o.FailImages.MatchString(ref) {
-		c.State, c.FailedMessage = edgev1alpha1.ContainerExited, fmt.Sprintf("simulated failure: image %s failed to start", ref)
-	}
-	s.log("Creating container", "container", c.Name, "revision", c.Revision, "image", ref, "failed", c.FailedMessage != "")
-	s.containers[inst.TaskID] = c
-	s.readyAt[inst.TaskID] = now.Add(s.o.StartDelay)
-	s.dirty = true
+// foreign is a container another node's agent created on a shared engine:
+// neither reported nor touched here.
+func (s *node) foreign(c *Container) bool {
+	n, ok := c.Labels[LabelNode]
+	return ok && n != s.Name
 }
 
-// moveMetrics lets the figures of running containers wander, and restarts
-// the containers of crashing images.
-func (s *simNode) moveMetrics(now time.Time) {
-	for _, c := range s.containers {
-		if c.State != edgev1alpha1.ContainerRunning {
+// refresh inspects one container into known; it returns nil when the
+// container is gone or belongs to another node.
+func (s *node) refresh(ctx context.Context, id string) *Container {
+	c, err := s.rt.Inspect(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		s.forget(id)
+		return nil
+	}
+	if err != nil {
+		s.log("Inspecting a container failed", "container", id, "error", err.Error())
+		return s.known[id]
+	}
+	if s.foreign(&c) {
+		return nil
+	}
+	if old := s.known[c.ID]; old == nil || !reflect.DeepEqual(*old, c) {
+		s.known[c.ID], s.dirty = &c, true
+	}
+	return s.known[c.ID]
+}
+
+func (s *node) forget(id string) {
+	if _, ok := s.known[id]; ok {
+		delete(s.known, id)
+		delete(s.figures, id)
+		delete(s.started, id)
+		s.dirty = true
+	}
+}
+
+// desired lists the instances placed on the node, by task id. Instances
+// of a service being deleted are not wanted: their containers go, so that
+// the service's finalizer can.
+func (s *node) desired(ctx context.Context) (map[string]want, error) {
+	list := &edgev1alpha1.EdgeServiceList{}
+	if err := s.view.List(ctx, list, client.MatchingFields{index.ServiceByNode: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := map[string]want{}
+	for i := range list.Items {
+		svc := &list.Items[i]
+		if svc.DeletionTimestamp != nil {
 			continue
 		}
-		total := 0.0
-		for i := range c.CPU.Cores {
-			c.CPU.Cores[i] = round1(clamp(c.CPU.Cores[i]+s.rnd.NormFloat64()*5, 0, 100))
-			total += c.CPU.Cores[i]
-		}
-		c.CPU.Total = round1(total / float64(len(c.CPU.Cores)))
-		c.Memory.Usage = int64(clamp(float64(c.Memory.Usage)+s.rnd.NormFloat64()*4e6, 4<<20, float64(c.Memory.Limit)))
-		c.Memory.MaxUsage = max(c.Memory.MaxUsage, c.Memory.Usage)
-		c.Size.Usage = min(c.Size.Limit, c.Size.Usage+int64(s.rnd.IntN(1<<16)))
-		if s.o.CrashImages != nil && s.o.CrashImages.MatchString(c.Image) {
-			c.RestartCount++
-			c.StartedTime = ptr.To(metav1.NewTime(now.Truncate(time.Second)))
+		for _, inst := range svc.Status.Containers {
+			if inst.NodeName == s.Name {
+				out[inst.TaskID] = want{svc: svc, inst: inst}
+			}
 		}
 	}
+	return out, nil
+}
+
+// converge removes the containers of instances that left or moved to
+// another revision, creates the missing ones and starts them once.
+func (s *node) converge(ctx context.Context, desired map[string]want, now time.Time) {
+	byTask := map[string][]*Container{}
+	for _, c := range s.known {
+		if t := c.TaskID(); t != "" {
+			byTask[t] = append(byTask[t], c)
+		}
+	}
+	for task, cs := range byTask {
+		if _, ok := desired[task]; !ok {
+			for _, c := range cs {
+				s.remove(ctx, c)
+			}
+		}
+	}
+	for task := range s.failures {
+		if _, ok := desired[task]; !ok {
+			delete(s.failures, task)
+			s.dirty = true
+		}
+	}
+	for task, w := range desired {
+		var keep *Container
+		for _, c := range byTask[task] {
+			if keep == nil && c.Revision() == w.inst.Revision {
+				keep = c
+				continue
+			}
+			s.remove(ctx, c) // another revision, or a duplicate
+		}
+		f := s.failures[task]
+		if f != nil && f.revision != w.inst.Revision {
+			delete(s.failures, task)
+			f, s.dirty = nil, true
+		}
+		if f != nil && now.Before(f.retryAt) {
+			continue
+		}
+		if keep == nil {
+			id, err := s.rt.Create(ctx, s.spec(w))
+			if err != nil {
+				s.fail(task, w.inst.Revision, "", err, now)
+				continue
+			}
+			s.log("Created container", "container", w.inst.Name, "id", id, "revision", w.inst.Revision)
+			delete(s.failures, task)
+			if keep = s.refresh(ctx, id); keep == nil {
+				continue
+			}
+		}
+		if w.svc.Spec.Action == edgev1alpha1.ActionLoad || s.started[keep.ID] || !keep.StartedAt.IsZero() ||
+			(keep.State != edgev1alpha1.ContainerCreated && keep.State != edgev1alpha1.ContainerExited) {
+			continue
+		}
+		if err := s.rt.Start(ctx, keep.ID); err != nil {
+			s.fail(task, w.inst.Revision, keep.ID, err, now)
+		} else {
+			s.started[keep.ID] = true
+			delete(s.failures, task)
+		}
+		s.refresh(ctx, keep.ID)
+		s.dirty = true
+	}
+}
+
+// spec is what the runtime is asked to create for an instance.
+func (s *node) spec(w want) ContainerSpec {
+	return ContainerSpec{
+		Name: w.inst.Name,
+		Labels: map[string]string{
+			LabelNode: s.Name, LabelTaskID: w.inst.TaskID, LabelRevision: strconv.FormatInt(w.inst.Revision, 10),
+			LabelService: w.svc.Namespace + "/" + w.svc.Name, LabelImageRef: string(w.svc.Spec.Image.Ref),
+		},
+		Service: w.svc,
+	}
+}
+
+// fail records a failed create or start, to be reported and tried again
+// after a back-off that doubles up to retryMax.
+func (s *node) fail(task string, rev int64, id string, err error, now time.Time) {
+	f := s.failures[task]
+	if f == nil || f.revision != rev {
+		f = &failure{revision: rev}
+		s.failures[task] = f
+	}
+	f.id, f.message = id, truncate(err.Error(), maxMessage)
+	f.retryAt = now.Add(min(retryMax, retryBase<<min(f.attempts, 10)))
+	f.attempts++
 	s.dirty = true
+	s.log("Running an instance failed; will try again", "task", task, "revision", rev, "error", f.message, "retryAt", f.retryAt)
+}
+
+// remove stops and removes one of edgeplane's containers.
+func (s *node) remove(ctx context.Context, c *Container) {
+	if c.State == edgev1alpha1.ContainerRunning || c.State == edgev1alpha1.ContainerPaused {
+		if err := s.rt.Stop(ctx, c.ID, s.o.StopTimeout); err != nil && !errors.Is(err, ErrNotFound) {
+			s.log("Stopping a container failed", "container", c.Name, "error", err.Error())
+		}
+	}
+	if err := s.rt.Remove(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log("Removing a container failed", "container", c.Name, "error", err.Error())
+		return
+	}
+	s.log("Removed container", "container", c.Name, "id", c.ID, "revision", c.Revision())
+	s.forget(c.ID)
+}
+
+// sample takes the figures of edgeplane's running containers: all of them
+// when due, else only those that have none yet (just started).
+func (s *node) sample(ctx context.Context, due bool) {
+	for id, c := range s.known {
+		if c.State != edgev1alpha1.ContainerRunning || c.TaskID() == "" {
+			if _, ok := s.figures[id]; ok {
+				delete(s.figures, id)
+				s.dirty = true
+			}
+			continue
+		}
+		if _, ok := s.figures[id]; ok && !due {
+			continue
+		}
+		st, err := s.rt.Stats(ctx, id)
+		if err != nil {
+			s.o.Log.V(1).Info("Sampling a container failed", "node", s.Name, "container", c.Name, "error", err.Error())
+			continue
+		}
+		s.figures[id], s.dirty = st, true
+	}
 }
 
 // report applies the node's half of EdgeNode status when it differs from
-// what was last reported.
-func (s *simNode) report(ctx context.Context) error {
-	containers := append([]edgev1alpha1.ObservedContainer(nil), s.system...)
-	for _, c := range s.containers {
-		containers = append(containers, *c.DeepCopy())
+// what was last reported: every container the runtime shows, and a
+// container-less entry for each instance whose container could not be created.
+func (s *node) report(ctx context.Context, desired map[string]want) error {
+	containers := make([]edgev1alpha1.ObservedContainer, 0, len(s.known)+len(s.failures))
+	has := map[string]bool{}
+	for _, c := range s.known {
+		containers = append(containers, s.observe(c))
+		has[c.TaskID()] = true
+	}
+	for task, f := range s.failures {
+		if w, ok := desired[task]; ok && !has[task] {
+			containers = append(containers, edgev1alpha1.ObservedContainer{
+				Name: w.inst.Name, TaskID: task, Revision: f.revision, State: edgev1alpha1.ContainerExited,
+				FailedMessage: f.message, Image: string(w.svc.Spec.Image.Ref), ImageArch: s.info.Arch,
+			})
+		}
 	}
 	sort.Slice(containers, func(i, j int) bool { return containers[i].Name < containers[j].Name })
 	if reflect.DeepEqual(containers, s.reported) {
 		return nil
 	}
-	info := edgev1alpha1.NodeInfo{Type: s.Type, Arch: s.Arch, OSVersion: "sim", RuntimeVersion: "sim-1", AgentVersion: "edge-agent/sim"}
-	if err := ApplyStatus(ctx, s.c, s.Name, info, &s.boot, containers); err != nil {
+	info := edgev1alpha1.NodeInfo{Type: s.info.Type, Arch: s.info.Arch, OSVersion: s.info.OSVersion, RuntimeVersion: s.info.RuntimeVersion, AgentVersion: s.o.AgentVersion}
+	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, containers); err != nil {
 		return err
 	}
 	s.reported = containers
 	return nil
 }
 
-func (s *simNode) runtimeID(seed string) string { return hash(s.Name + "/" + seed)[:12] }
-
-func hash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+// observe is the status entry of one container.
+func (s *node) observe(c *Container) edgev1alpha1.ObservedContainer {
+	o := edgev1alpha1.ObservedContainer{
+		Name: c.Name, ID: c.ID, State: c.State, Image: truncate(c.Image, 255), ImageID: truncate(c.ImageID, 255), ImageArch: s.info.Arch,
+		RestartCount: c.RestartCount, CreatedTime: timeOrNil(c.CreatedAt), StartedTime: timeOrNil(c.StartedAt),
+	}
+	if task := c.TaskID(); task != "" {
+		o.TaskID, o.Revision, o.Image = task, c.Revision(), c.Labels[LabelImageRef]
+		if f := s.failures[task]; f != nil && f.revision == o.Revision && f.id == c.ID {
+			o.FailedMessage = f.message
+		} else if c.State == edgev1alpha1.ContainerExited && (c.ExitCode != 0 || c.OOMKilled) {
+			o.FailedMessage = truncate(exitMessage(c), maxMessage)
+		}
+	}
+	if st, ok := s.figures[c.ID]; ok && c.State == edgev1alpha1.ContainerRunning {
+		o.CPU, o.Memory, o.Size = st.CPU, st.Memory, st.Size
+	}
+	return o
 }
 
-func clamp(v, lo, hi float64) float64 { return min(hi, max(lo, v)) }
+func exitMessage(c *Container) string {
+	msg := fmt.Sprintf("container exited with code %d", c.ExitCode)
+	if c.OOMKilled {
+		msg += ", killed for exceeding its memory limit"
+	}
+	if c.Error != "" {
+		msg += ": " + c.Error
+	}
+	return msg
+}
 
-func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func timeOrNil(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr.To(metav1.NewTime(t.Truncate(time.Second)))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

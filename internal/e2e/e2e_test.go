@@ -17,34 +17,26 @@ limitations under the License.
 package e2e_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-
 	"net/http"
-	"net/url"
 	"regexp"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/e2e"
 )
 
 var (
@@ -54,6 +46,7 @@ var (
 	cfg       *rest.Config
 	k8sClient client.Client
 	base      string
+	sys       *e2e.System
 	// stopFailing kills the agent of the node the suite makes fail.
 	stopFailing context.CancelFunc
 )
@@ -70,28 +63,12 @@ func TestE2E(t *testing.T) {
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel = context.WithCancel(context.Background())
-	var err error
-	testEnv, cfg, k8sClient, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.RescheduleGrace, o.DeletionTimeout = 2*time.Second, 2*time.Second, 10*time.Second
-	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.LeaseNamespace}})).To(Succeed())
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(o)})
+	var err error
+	sys, err = e2e.StartSystem(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(ctx, mgr, o)).To(Succeed())
-	ao := apiserver.DefaultOptions()
-	ao.BindAddress = "127.0.0.1:0"
-	srv, err := apiserver.New(mgr, ao)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(mgr.Add(srv)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	Eventually(srv.Addr).ShouldNot(BeEmpty())
-	base = "http://" + srv.Addr()
-	Eventually(func() int { return call(http.MethodGet, "/readyz", nil, nil) }).Should(Equal(http.StatusOK))
+	testEnv, cfg, k8sClient, base = sys.Env, sys.Cfg, sys.Client, sys.Base
 
 	// Two agents: one plays four nodes, the other the node that will fail.
 	opts := agent.DefaultOptions()
@@ -123,43 +100,14 @@ var _ = AfterSuite(func() {
 // call sends a request to the facade and decodes the envelope's data.
 func call(method, path string, body any, data any) int {
 	GinkgoHelper()
-	var payload []byte
-	if body != nil {
-		var err error
-		payload, err = json.Marshal(body)
-		Expect(err).NotTo(HaveOccurred())
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(payload))
-	Expect(err).NotTo(HaveOccurred())
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	var env struct {
-		Status int             `json:"status"`
-		Data   json.RawMessage `json:"data"`
-	}
-	Expect(json.NewDecoder(resp.Body).Decode(&env)).To(Succeed())
-	if data != nil && env.Status == http.StatusOK {
-		Expect(json.Unmarshal(env.Data, data)).To(Succeed())
-	}
-	return env.Status
+	return sys.Call(ctx, method, path, body, data)
 }
 
-type page struct {
-	List  []map[string]any `json:"list"`
-	Total int              `json:"total"`
-}
+type page = e2e.Page
 
 func list(path string, kv ...string) page {
 	GinkgoHelper()
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Add(kv[i], kv[i+1])
-	}
-	var p page
-	Expect(call(http.MethodGet, path+"?"+q.Encode(), nil, &p)).To(Equal(http.StatusOK))
-	return p
+	return sys.List(ctx, path, kv...)
 }
 
 // byName indexes the items of a page by a field.
@@ -173,15 +121,13 @@ func byName(p page, field string) map[string]map[string]any {
 
 func serviceID(name string) string {
 	GinkgoHelper()
-	s := &edgev1alpha1.EdgeService{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, s)).To(Succeed())
-	return string(s.UID)
+	return sys.ServiceID(ctx, name)
 }
 
 // containersOf lists a service's containers through the facade.
 func containersOf(service string) []map[string]any {
 	GinkgoHelper()
-	return list("/api/v1/container/service", "serviceIds[]", serviceID(service), "pageSize", "-1").List
+	return sys.ContainersOf(ctx, service)
 }
 
 func statuses(items []map[string]any) []any {

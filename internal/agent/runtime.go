@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// Runtime is the seam between the node loop and a container engine, in the
+// shape of CRI: the node loop decides, a runtime only does what it is told
+// and says what it sees. docs/agent.md says what a new runtime implements.
+type Runtime interface {
+	// Info describes the node as the engine sees it.
+	Info(ctx context.Context) (RuntimeInfo, error)
+	// List returns every container on the node, edgeplane's and others'.
+	// Fields other than ID, Name, Labels and State may be left empty.
+	List(ctx context.Context) ([]Container, error)
+	// Inspect returns one container in full; ErrNotFound when it is gone.
+	Inspect(ctx context.Context, id string) (Container, error)
+	// Create makes the image present as the service's pull policy says and
+	// creates (not starts) its container; it returns the runtime id. An
+	// error is shown to users as the instance's failedMessage, so it says
+	// what went wrong in words a person understands.
+	Create(ctx context.Context, spec ContainerSpec) (string, error)
+	// Start starts a created container.
+	Start(ctx context.Context, id string) error
+	// Stop stops a container, giving it timeout to exit before it is killed.
+	Stop(ctx context.Context, id string, timeout time.Duration) error
+	// Remove removes a stopped container; ErrNotFound when it is gone.
+	Remove(ctx context.Context, id string) error
+	// Stats samples a running container's figures.
+	Stats(ctx context.Context, id string) (Stats, error)
+	// Events streams the ids of containers whose state changed, until ctx
+	// is done or the stream breaks; then the channel is closed and the node
+	// loop lists everything again before it subscribes anew.
+	Events(ctx context.Context) <-chan string
+}
+
+// ErrNotFound is returned (wrapped) for a container the engine does not have.
+var ErrNotFound = errors.New("no such container")
+
+// Labels on every container the agent creates: a restarted agent finds its
+// containers by them and never touches one without them.
+const (
+	LabelNode     = "io.edgeplane.node"
+	LabelTaskID   = "io.edgeplane.task-id"
+	LabelRevision = "io.edgeplane.revision"
+	LabelService  = "io.edgeplane.service" // namespace/name
+	LabelImageRef = "io.edgeplane.image-ref"
+)
+
+// RuntimeInfo describes a node as its engine sees it.
+type RuntimeInfo struct {
+	Type, Arch, OSVersion, RuntimeVersion string
+	// BootTime is when the node booted; zero when unknown.
+	BootTime time.Time
+}
+
+// Container is a container as the engine sees it.
+type Container struct {
+	ID, Name string
+	Labels   map[string]string
+	State    edgev1alpha1.ContainerState
+	// Image is the engine's image name, ImageID its id.
+	Image, ImageID       string
+	CreatedAt, StartedAt time.Time
+	RestartCount         int32
+	ExitCode             int
+	OOMKilled            bool
+	// Error is the engine's own message about the last start, if any.
+	Error string
+}
+
+// TaskID is the instance the container runs; empty for containers that
+// edgeplane did not create.
+func (c *Container) TaskID() string { return c.Labels[LabelTaskID] }
+
+// Revision is the service revision the container runs.
+func (c *Container) Revision() int64 {
+	r, _ := strconv.ParseInt(c.Labels[LabelRevision], 10, 64)
+	return r
+}
+
+// ContainerSpec is what the node loop asks a runtime to create: one
+// instance of a service at one revision.
+type ContainerSpec struct {
+	Name   string
+	Labels map[string]string
+	// Service is the cache's own object: read it, never change it.
+	Service *edgev1alpha1.EdgeService
+}
+
+// Stats are a running container's figures at one moment.
+type Stats struct {
+	CPU    *edgev1alpha1.CPUUsage
+	Memory *edgev1alpha1.MemoryUsage
+	Size   *edgev1alpha1.SizeUsage
+}

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package engine_test runs the real manager and an edge agent with the
+// Docker Engine API runtime against envtest and a real engine (Podman's
+// API service, started by hack/engine.sh), and checks every claim through
+// the facade and through the engine itself.
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/docker"
+	"github.com/edgeplane/edgeplane/internal/e2e"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+const nodeName = "edge-docker-01"
+
+var (
+	ctx    context.Context
+	cancel context.CancelFunc
+	sys    *e2e.System
+	engine *testenv.Engine
+	// eng is the test's own client of the engine, to check what it runs
+	// and to act on it behind edgeplane's back.
+	eng *client.Client
+	// stopAgent stops the running agent.
+	stopAgent context.CancelFunc
+)
+
+func TestEngine(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	RunSpecs(t, "Real container engine suite")
+}
+
+var _ = BeforeSuite(func() {
+	if testenv.EngineSkipped() {
+		fmt.Printf("engine suite skipped: %s=1\n", testenv.SkipEngineVar)
+		Skip(testenv.SkipEngineVar + "=1: the real container engine suite is skipped")
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctx, cancel = context.WithCancel(context.Background())
+	var err error
+	engine, err = testenv.StartEngine()
+	Expect(err).NotTo(HaveOccurred(), "this suite needs a real container engine; set %s=1 to skip it", testenv.SkipEngineVar)
+	eng, err = client.New(client.WithHost(engine.Host))
+	Expect(err).NotTo(HaveOccurred())
+
+	o := controllers.DefaultOptions()
+	o.NodeGracePeriod, o.DeletionTimeout = 5*time.Second, 30*time.Second
+	sys, err = e2e.StartSystem(ctx, o)
+	Expect(err).NotTo(HaveOccurred())
+	startAgent()
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if sys != nil {
+		Expect(sys.Env.Stop()).To(Succeed())
+	}
+	if engine != nil {
+		Expect(engine.Stop()).To(Succeed())
+	}
+})
+
+// startAgent runs an edge agent with the Docker Engine API runtime for the
+// node, as `edge-agent --runtime=docker` does.
+func startAgent() {
+	o := agent.DefaultOptions()
+	o.Log = logf.Log.WithName("agent")
+	o.Nodes = []agent.Node{{Name: nodeName, Type: "linux", Arch: goruntime.GOARCH, Address: "127.0.0.1:7200"}}
+	o.RenewInterval, o.MetricsInterval, o.Tick, o.ResyncInterval, o.StopTimeout = time.Second, time.Second, 100*time.Millisecond, 5*time.Second, 2*time.Second
+	rt, err := docker.New(docker.Options{Endpoint: engine.Host, Registry: "edgeplane.local"})
+	Expect(err).NotTo(HaveOccurred())
+	o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return rt, nil }
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = rt.Close() }()
+		_ = agent.Run(actx, sys.Cfg, o)
+	}()
+	stopAgent = func() { stop(); <-done }
+}

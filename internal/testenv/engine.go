@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// SkipEngineVar names the variable that, set to 1, skips the suites that
+// need a real container engine. Unset, a missing engine fails them.
+const SkipEngineVar = "EDGEPLANE_SKIP_ENGINE"
+
+// EngineSkipped says whether SkipEngineVar asks to skip the engine suites.
+func EngineSkipped() bool { return os.Getenv(SkipEngineVar) == "1" }
+
+// Engine is a private container engine serving the Docker Engine API,
+// started by hack/engine.sh with its state in Dir.
+type Engine struct {
+	Dir string
+	// Host is the engine's API address, for DOCKER_HOST.
+	Host string
+}
+
+// StartEngine starts a private engine (installing Podman from Debian
+// packages when absent). Its images are edgeplane.local/box:1 and :2.
+func StartEngine() (*Engine, error) {
+	dir, err := os.MkdirTemp("", "edgeplane-engine.")
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), "start", dir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("hack/engine.sh start: %w\n%s", err, stderr.String())
+	}
+	host, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "DOCKER_HOST=")
+	if !ok {
+		return nil, fmt.Errorf("hack/engine.sh start printed %q, want DOCKER_HOST=...", out)
+	}
+	return &Engine{Dir: dir, Host: host}, nil
+}
+
+// Stop removes the engine's containers, stops it and removes its state.
+func (e *Engine) Stop() error {
+	out, err := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), "stop", e.Dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("hack/engine.sh stop: %w: %s", err, out)
+	}
+	return nil
+}
