@@ -4,6 +4,9 @@
 # cache, outside the repository, once per pinned version.
 export EDGEPLANE_CACHE ?= $(HOME)/.cache/edgeplane
 IMG ?= edgeplane/manager:latest
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Edge devices the agent is built for: os/arch[/arm version].
+AGENT_PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7
 KUBECTL ?= kubectl
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
@@ -63,6 +66,16 @@ fuzz: ## Run each fuzz test for FUZZTIME (default 5s).
 .PHONY: build
 build: ## Build the binaries into bin/.
 	go build -o bin/ ./cmd/...
+
+.PHONY: agent
+agent: ## Cross-compile static edge-agent binaries for AGENT_PLATFORMS into bin/ (version VERSION).
+	@for p in $(AGENT_PLATFORMS); do \
+		IFS=/ read -r os arch arm <<<"$$p"; \
+		out=bin/edge-agent-$$os-$$arch$${arm:+v$$arm}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm go build -trimpath \
+			-ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/agent.version=$(VERSION)" -o $$out ./cmd/edge-agent; \
+		echo "$$out"; \
+	done
 
 .PHONY: run
 run: ## Run the manager against the cluster of the current kubeconfig.

@@ -3,12 +3,17 @@
 # needs, starts a control plane (etcd + kube-apiserver, data in a temporary
 # directory), the manager with the facade, an edge agent simulating a
 # handful of nodes, applies the samples, and waits. Ctrl-C stops it all.
+# DEV_RUNTIME=docker adds a real node: an agent with the Docker Engine API
+# runtime, on DOCKER_HOST when that answers, else on a private Podman
+# started by hack/engine.sh.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 api_port="${DEV_API_PORT:-8090}"
 nodes="${DEV_NODES:-4}"
+runtime="${DEV_RUNTIME:-sim}"
+[[ "$runtime" == sim || "$runtime" == docker ]] || { echo "DEV_RUNTIME=$runtime: want sim or docker" >&2; exit 2; }
 
 echo "building the control-plane binaries (once) and edgeplane's binaries..."
 assets="$(hack/envtest-assets.sh)"
@@ -18,12 +23,14 @@ kubectl="$assets/kubectl"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-dev.XXXXXX")"
 pids=()
+engine=""
 cleanup() {
   trap - EXIT INT TERM
   echo
   echo "stopping..."
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  [[ -z "$engine" ]] || hack/engine.sh stop "$engine"
   rm -rf "$dir"
   echo "stopped; nothing left running."
 }
@@ -44,6 +51,21 @@ bin/edge-agent --kubeconfig "$KUBECONFIG" --nodes "$nodes" --types linux,sylixos
   --labels site=plant-a --renew-interval 5s --start-delay 2s --metrics-interval 5s --fail-images '^broken' >"$dir/agent.log" 2>&1 &
 pids+=($!)
 
+want_online="$nodes"
+if [[ "$runtime" == docker ]]; then
+  if [[ -n "${DOCKER_HOST:-}" ]] && curl -fs --unix-socket "${DOCKER_HOST#unix://}" http://engine/_ping >/dev/null 2>&1; then
+    echo "using the engine at $DOCKER_HOST"
+  else
+    echo "starting a private Podman engine..."
+    engine="$dir/engine"
+    export "$(hack/engine.sh start "$engine")"
+  fi
+  bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime docker --runtime-endpoint "$DOCKER_HOST" --node-name edge-docker-01 \
+    --image-registry edgeplane.local --labels site=lab --renew-interval 5s --metrics-interval 5s >"$dir/agent-docker.log" 2>&1 &
+  pids+=($!)
+  want_online=$((nodes + 1))
+fi
+
 url="http://127.0.0.1:$api_port"
 for _ in $(seq 1 120); do curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
 curl -fs "$url/readyz" >/dev/null || { tail -20 "$dir/manager.log"; echo "the manager did not become ready" >&2; exit 1; }
@@ -51,11 +73,12 @@ curl -fs "$url/readyz" >/dev/null || { tail -20 "$dir/manager.log"; echo "the ma
 # Apply the samples once every node is online, so that placement sees them all.
 for _ in $(seq 1 120); do
   online="$("$kubectl" get edgenodes -o jsonpath='{range .items[*]}{.status.status}{"\n"}{end}' 2>/dev/null | grep -c '^online$' || true)"
-  [[ "$online" -ge "$nodes" ]] && break
+  [[ "$online" -ge "$want_online" ]] && break
   sleep 0.5
 done
 "$kubectl" apply -f config/samples/edge_v1alpha1_edgeservice.yaml -f config/samples/edge_v1alpha1_edgeservice_dynamic.yaml \
   -f config/samples/edge_v1alpha1_provisiontemplate.yaml >/dev/null
+[[ "$runtime" != docker ]] || "$kubectl" apply -f config/samples/edge_v1alpha1_edgeservice_docker.yaml >/dev/null
 "$kubectl" wait --for=condition=Available --timeout=60s edgeservice --all >/dev/null 2>&1 || true
 
 cat <<MSG
@@ -63,12 +86,22 @@ cat <<MSG
 edgeplane is running on this machine.
   facade:      $url/api/v1   (OpenAPI: $url/api/v1/openapi.json)
   kubeconfig:  $KUBECONFIG
-  logs:        $dir/{devcluster,manager,agent}.log
+  logs:        $dir/{devcluster,manager,agent,agent-docker}.log
 
 Try:
   curl -s '$url/api/v1/node?pageSize=-1'
   KUBECONFIG=$KUBECONFIG $kubectl get edge -A
   curl -s "$url/api/v1/container/service?serviceIds[]=\$(KUBECONFIG=$KUBECONFIG $kubectl get es sensor-gateway -o jsonpath='{.metadata.uid}')&pageNum=1&pageSize=10"
+MSG
+if [[ "$runtime" == docker ]]; then
+  cat <<MSG
+
+The real node edge-docker-01 runs lab-box on the engine at $DOCKER_HOST:
+  curl -s "$url/api/v1/container/service?serviceIds[]=\$(KUBECONFIG=$KUBECONFIG $kubectl get es lab-box -o jsonpath='{.metadata.uid}')"
+  curl -s --unix-socket ${DOCKER_HOST#unix://} http://engine/containers/json
+MSG
+fi
+cat <<MSG
 
 Ctrl-C stops everything.
 MSG

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The shipped systemd unit starts the agent with flags it knows.
+func TestSystemdUnitFlags(t *testing.T) {
+	unit, err := os.ReadFile(filepath.Join("..", "..", "config", "agent", "edge-agent.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec string
+	for _, line := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			exec = v
+		}
+	}
+	fields := strings.Fields(strings.NewReplacer("%H", "edge-01", "$EDGE_AGENT_ARGS", "--runtime-endpoint=unix:///run/podman/podman.sock").Replace(exec))
+	if len(fields) < 2 || fields[0] != "/usr/local/bin/edge-agent" {
+		t.Fatalf("ExecStart = %q", exec)
+	}
+	// --version stops the agent once every flag before it has parsed.
+	if err := run(context.Background(), append(fields[1:], "--version")); err != nil {
+		t.Fatalf("the unit's flags: %v", err)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--runtime=cri"},
+		{"--no-such-flag"},
+		{"--silence=edge-01:soon"},
+		{"--labels=novalue"},
+	} {
+		if err := run(context.Background(), args); err == nil {
+			t.Errorf("edge-agent %v: no error", args)
+		}
+	}
+}
