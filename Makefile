@@ -109,6 +109,10 @@ undeploy: ## Remove what deploy created.
 scale: build ## The scale run: 1,000 simulated nodes and 2,000 services on this machine, with figures.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes 1000 --services 2000
 
+.PHONY: bench-agent
+bench-agent: build ## The agent on a real engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20
+
 .PHONY: bench
 bench: ## Run the benchmarks on envtest and print their figures.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./controllers -run '^$$' -bench . -benchtime 3x

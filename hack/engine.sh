@@ -76,7 +76,8 @@ EOF
 
 # import_images makes edgeplane.local/box:1 and :2 from Debian's static
 # busybox: one binary and its applets, no base image, no registry. The
-# default command exits at once on SIGTERM, so stopping takes no time.
+# default command sleeps, and exits at once on SIGTERM (wait is
+# interrupted by the trap), so stopping takes no time.
 import_images() {
   local root="$dir/image" bb
   bb=$(command -v busybox || echo /bin/busybox)
@@ -90,7 +91,7 @@ import_images() {
     podman_in import \
       --change 'ENV PATH=/bin' \
       --change "LABEL io.edgeplane.test-image=$tag" \
-      --change 'CMD ["sh", "-c", "trap \"exit 0\" TERM; while true; do sleep 1; done"]' \
+      --change 'CMD ["sh", "-c", "trap \"exit 0\" TERM; sleep 2147483647 & wait"]' \
       "$dir/box.tar" "edgeplane.local/box:$tag" >/dev/null 2>&1
   done
 }

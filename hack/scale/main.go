@@ -23,12 +23,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -44,10 +42,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 	"go.uber.org/zap/zapcore"
 )
@@ -86,13 +84,8 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	user, err := env.AddUser(envtest.User{Name: "scale", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return err
-	}
-	kc, _ := user.KubeConfig()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
 	}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-node-lease"}}); err != nil {
@@ -100,12 +93,19 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	}
 
 	const facade = "127.0.0.1:18090"
-	manager := start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
+	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
 		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2*managerQPS), "--concurrency", "8")
-	agentCmd := start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
+	if err != nil {
+		return err
+	}
+	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s",
 		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000")
-	defer stop(manager, agentCmd)
+	if err != nil {
+		procs.Stop(manager)
+		return err
+	}
+	defer procs.Stop(manager, agentCmd)
 
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
@@ -180,26 +180,6 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("facade latency under that load: %s\n", lat.String())
 	return nil
-}
-
-func start(ctx context.Context, dir, name, path string, args ...string) *exec.Cmd {
-	log, _ := os.Create(filepath.Join(dir, name+".log"))
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting", name, err)
-		os.Exit(1)
-	}
-	return cmd
-}
-
-func stop(cmds ...*exec.Cmd) {
-	for _, c := range cmds {
-		_ = c.Process.Signal(os.Interrupt)
-	}
-	for _, c := range cmds {
-		_ = c.Wait()
-	}
 }
 
 func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
@@ -290,7 +270,7 @@ func (p *peaks) sample(ctx context.Context, pids map[string]int) {
 	p.mu.Unlock()
 	for ctx.Err() == nil {
 		for name, pid := range pids {
-			if rss, err := rssOf(pid); err == nil {
+			if rss, err := procs.RSS(pid); err == nil {
 				p.mu.Lock()
 				p.max[name] = max(p.max[name], rss)
 				p.mu.Unlock()
@@ -313,20 +293,6 @@ func (p *peaks) String() string {
 		parts = append(parts, fmt.Sprintf("%s %d MiB", n, p.max[n]>>20))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func rssOf(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmRSS")
 }
 
 // latencies times facade requests made by 4 clients in a loop.

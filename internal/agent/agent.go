@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -147,12 +148,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := index.RegisterServiceByNode(ctx, view); err != nil {
 		return err
 	}
-	go func() { _ = view.Start(ctx) }()
-	if !view.WaitForCacheSync(ctx) {
-		return ctx.Err()
-	}
 	start := o.Clock.Now()
-	var wg sync.WaitGroup
+	loops := make([]*node, 0, len(o.Nodes))
+	byLabel := make(map[string]*node, len(o.Nodes))
 	for i, n := range o.Nodes {
 		var rt Runtime
 		if o.NewRuntime == nil {
@@ -161,6 +159,18 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		loop := newNode(n, o, rt, c, view, start, i)
+		loops = append(loops, loop)
+		byLabel[names.PlacementLabel(n.Name)] = loop
+	}
+	if err := wakeOnChange(ctx, view, byLabel); err != nil {
+		return err
+	}
+	go func() { _ = view.Start(ctx) }()
+	if !view.WaitForCacheSync(ctx) {
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for _, loop := range loops {
 		wg.Go(func() { loop.run(ctx) })
 	}
 	o.Log.Info("Agent running", "nodes", len(o.Nodes))
@@ -185,4 +195,32 @@ func cacheOptions(o Options) cache.Options {
 	}
 	opts.ByObject = map[client.Object]cache.ByObject{&edgev1alpha1.EdgeService{}: svc}
 	return opts
+}
+
+// wakeOnChange wakes the nodes a service is placed on (by its placement
+// labels, before and after the change) whenever the service changes, so
+// that a node acts on a change at once rather than at its next tick.
+func wakeOnChange(ctx context.Context, view cache.Cache, byLabel map[string]*node) error {
+	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
+	if err != nil {
+		return err
+	}
+	wake := func(obj any) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			for k := range o.GetLabels() {
+				if n := byLabel[k]; n != nil {
+					n.poke()
+				}
+			}
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { wake(obj) },
+		UpdateFunc: func(old, obj any) { wake(old); wake(obj) },
+		DeleteFunc: wake,
+	})
+	return err
 }

@@ -56,6 +56,7 @@ type node struct {
 	started                map[string]bool
 	failures               map[string]*failure // by task id
 	events                 <-chan string
+	wake                   chan struct{}
 	stopWatch              context.CancelFunc
 	nextResync             time.Time
 	reported               []edgev1alpha1.ObservedContainer
@@ -92,7 +93,7 @@ const (
 func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader, start time.Time, i int) *node {
 	s := &node{
 		Node: n, o: o, rt: rt, c: c, view: view,
-		known: map[string]*Container{}, figures: map[string]Stats{}, started: map[string]bool{}, failures: map[string]*failure{},
+		wake: make(chan struct{}, 1), known: map[string]*Container{}, figures: map[string]Stats{}, started: map[string]bool{}, failures: map[string]*failure{},
 		dirty: true,
 		// Spread the metrics refreshes of many nodes over the interval.
 		nextMetrics: start.Add(o.MetricsInterval * time.Duration(i%97) / 97),
@@ -117,7 +118,15 @@ func (s *node) run(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		s.step(ctx)
-		sleep(ctx, s.o.Clock, s.o.Tick)
+		// Act at once on a change of the node's services or of its
+		// runtime's containers; the tick paces everything else.
+		select {
+		case <-ctx.Done():
+		case <-s.o.Clock.After(s.o.Tick):
+		case <-s.wake:
+		case id, ok := <-s.events:
+			s.onEvent(ctx, id, ok)
+		}
 	}
 	if s.stopWatch != nil {
 		s.stopWatch()
@@ -241,18 +250,33 @@ func (s *node) sync(ctx context.Context, now time.Time) error {
 		}
 		s.nextResync = now.Add(s.o.ResyncInterval)
 	}
-	for {
+	for s.events != nil {
 		select {
 		case id, ok := <-s.events:
-			if !ok {
-				s.stopWatch()
-				s.events, s.nextResync = nil, now.Add(time.Second)
-				return nil
-			}
-			s.refresh(ctx, id)
+			s.onEvent(ctx, id, ok)
 		default:
 			return nil
 		}
+	}
+	return nil
+}
+
+// onEvent inspects the container an event names; a closed stream is
+// subscribed to again, with a full list, a second later.
+func (s *node) onEvent(ctx context.Context, id string, ok bool) {
+	if !ok {
+		s.stopWatch()
+		s.events, s.nextResync = nil, s.o.Clock.Now().Add(time.Second)
+		return
+	}
+	s.refresh(ctx, id)
+}
+
+// poke wakes the loop; a wake already pending is enough.
+func (s *node) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 

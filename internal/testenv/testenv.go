@@ -76,6 +76,20 @@ func Start() (*envtest.Environment, *rest.Config, client.Client, error) {
 	return env, cfg, c, nil
 }
 
+// WriteKubeconfig writes a kubeconfig of an administrator of env to path,
+// for the real binaries a run starts.
+func WriteKubeconfig(env *envtest.Environment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "edgeplane-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, kc, 0o600)
+}
+
 // New returns an envtest environment that installs the CRDs of config/crd/bases.
 func New() (*envtest.Environment, error) {
 	dir, err := AssetsDir()

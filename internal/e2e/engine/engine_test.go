@@ -130,12 +130,17 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 	})
 
 	It("adopts its containers when the agent restarts: same ids, no duplicates", func() {
-		Expect(sys.Client.Create(ctx, service("cache", "box@1#linux", nil))).To(Succeed())
+		Expect(sys.Client.Create(ctx, service("cache", "box@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+			s.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Network: "none", HealthCmd: []string{"true"}}}
+		}))).To(Succeed())
 		var before map[string]any
 		Eventually(func(g Gomega) {
 			before = only(g, "cache")
 			g.Expect(before).To(HaveKeyWithValue("status", "running"))
 		}).Should(Succeed())
+		got := inspect(before["id"].(string))
+		Expect(string(got.HostConfig.NetworkMode)).To(Equal("none"))
+		Expect(got.Config.Healthcheck.Test).To(Equal([]string{"CMD", "true"}))
 		ids := managedIDs()
 		Expect(ids).To(HaveLen(2))
 

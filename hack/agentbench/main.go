@@ -1,0 +1,254 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command agentbench measures the agent on a real container engine next to
+// the simulator (make bench-agent): the real manager and two real agents,
+// one with --runtime=docker on a private Podman, one with --runtime=sim.
+//
+//   - spec change to running: a service's configuration is changed N times;
+//     each time, how long until the controller shows the instance
+//     successful at the new revision, which needs the agent to have
+//     replaced the container and seen the new one running;
+//   - the docker agent's RSS and CPU while it runs M real containers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/procs"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+func main() {
+	changes := flag.Int("changes", 20, "Configuration changes timed on each runtime.")
+	containers := flag.Int("containers", 20, "Real containers the docker agent runs while its RSS and CPU are measured.")
+	window := flag.Duration("window", time.Minute, "How long the agent's CPU is measured.")
+	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	if err := run(ctx, *changes, *containers, *window, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "agentbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, changes, containers int, window time.Duration, bin string) error {
+	env, _, c, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	engine, err := testenv.StartEngine()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = engine.Stop() }()
+	dir, err := os.MkdirTemp("", "edgeplane-agentbench")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-node-lease"}}); err != nil {
+		return err
+	}
+
+	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--api-bind-address", "0")
+	if err != nil {
+		return err
+	}
+	defer procs.Stop(manager)
+	common := []string{"--kubeconfig", kubeconfig, "--renew-interval", "5s", "--stop-timeout", "2s"}
+	docker, err := procs.Start(ctx, dir, "agent-docker", filepath.Join(bin, "edge-agent"), append(common, "--runtime", "docker",
+		"--runtime-endpoint", engine.Host, "--node-name", "bench-docker", "--image-registry", "edgeplane.local")...)
+	if err != nil {
+		return err
+	}
+	defer procs.Stop(docker)
+	// The simulator runs a container the moment it is started, so its
+	// figure is edgeplane's own share of the time.
+	sim, err := procs.Start(ctx, dir, "agent-sim", filepath.Join(bin, "edge-agent"), append(common, "--runtime", "sim",
+		"--node-name", "bench-sim", "--start-delay", "0s", "--system-containers", "0")...)
+	if err != nil {
+		return err
+	}
+	defer procs.Stop(sim)
+	for _, n := range []string{"bench-docker", "bench-sim"} {
+		if err := waitFor(ctx, n+" online", func() (bool, error) {
+			node := &edgev1alpha1.EdgeNode{}
+			err := c.Get(ctx, client.ObjectKey{Name: n}, node)
+			return err == nil && node.Status.Status == edgev1alpha1.NodeOnline, client.IgnoreNotFound(err)
+		}); err != nil {
+			return err
+		}
+	}
+
+	fmt.Printf("spec change to running, %d changes each (the controller shows the instance successful at the new revision):\n", changes)
+	fmt.Printf("  %-8s %8s %8s %8s\n", "runtime", "p50", "p90", "max")
+	for _, rt := range []struct{ name, node string }{{"docker", "bench-docker"}, {"sim", "bench-sim"}} {
+		took, err := specChanges(ctx, c, "lat-"+rt.name, rt.node, changes)
+		if err != nil {
+			return err
+		}
+		slices.Sort(took)
+		fmt.Printf("  %-8s %8s %8s %8s\n", rt.name, pct(took, 50), pct(took, 90), took[len(took)-1])
+	}
+
+	// The docker agent with M real containers: its resident memory and
+	// the CPU it uses per second, at the default 10 s metrics interval.
+	for i := range containers {
+		if err := c.Create(ctx, service(fmt.Sprintf("box-%02d", i), "bench-docker")); err != nil {
+			return err
+		}
+	}
+	if err := waitFor(ctx, "every container running", func() (bool, error) {
+		list := &edgev1alpha1.EdgeServiceList{}
+		if err := c.List(ctx, list, client.InNamespace("default")); err != nil {
+			return false, err
+		}
+		ok := 0
+		for _, s := range list.Items {
+			if s.Spec.Nodes[0] == "bench-docker" && len(s.Status.Containers) == 1 && s.Status.Containers[0].DeployStatus == edgev1alpha1.DeploySuccess {
+				ok++
+			}
+		}
+		return ok == containers+1, nil // and the latency run's service
+	}); err != nil {
+		return err
+	}
+	pid := docker.Process.Pid
+	cpu0, err := procs.CPUTime(pid)
+	if err != nil {
+		return err
+	}
+	var peak int64
+	for deadline := time.Now().Add(window); time.Now().Before(deadline); {
+		if rss, err := procs.RSS(pid); err == nil {
+			peak = max(peak, rss)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	cpu1, err := procs.CPUTime(pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("docker agent with %d real containers, over %s: peak RSS %.1f MiB, CPU %.2f%% of one core\n",
+		containers+1, window, float64(peak)/(1<<20), float64(cpu1-cpu0)/float64(window)*100)
+	return nil
+}
+
+// specChanges times n changes of a service's configuration (its env).
+func specChanges(ctx context.Context, c client.Client, name, node string, n int) ([]time.Duration, error) {
+	svc := service(name, node)
+	if err := c.Create(ctx, svc); err != nil {
+		return nil, err
+	}
+	if err := waitSuccess(ctx, c, svc, 1); err != nil {
+		return nil, err
+	}
+	took := make([]time.Duration, 0, n)
+	for i := range n {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return nil, err
+		}
+		svc.Spec.Config.Linux.Env = []string{"CHANGE=" + strconv.Itoa(i+1)}
+		if err := c.Update(ctx, svc); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := waitSuccess(ctx, c, svc, int64(i+2)); err != nil {
+			return nil, err
+		}
+		took = append(took, time.Since(start).Round(time.Millisecond))
+	}
+	return took, nil
+}
+
+// waitSuccess polls (every 10 ms) until the service's one instance is
+// successful at revision rev.
+func waitSuccess(ctx context.Context, c client.Client, svc *edgev1alpha1.EdgeService, rev int64) error {
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		got := &edgev1alpha1.EdgeService{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil {
+			return err
+		}
+		if cs := got.Status.Containers; len(cs) == 1 && cs[0].Revision == rev && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not reach revision %d: %+v", svc.Name, rev, got.Status.Containers)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func service(name, node string) *edgev1alpha1.EdgeService {
+	return &edgev1alpha1.EdgeService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: edgev1alpha1.EdgeServiceSpec{
+			Image:  edgev1alpha1.ImageSpec{Ref: "box@1#linux", PullPolicy: edgev1alpha1.PullIfNotPresent},
+			Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Restart: "always"}},
+			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{node},
+		},
+	}
+}
+
+func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for %s: timed out", what)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	return sorted[(len(sorted)-1)*p/100]
+}
