@@ -28,7 +28,8 @@ install_packages() {
   local missing=()
   command -v podman >/dev/null || missing+=(podman conmon netavark aardvark-dns catatonit iptables)
   command -v runc >/dev/null || missing+=(runc)
-  [[ -x /bin/busybox || -x /usr/bin/busybox ]] || missing+=(busybox-static)
+  # The image is one static binary: Debian's plain busybox is dynamic.
+  dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
   [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
     log "missing: ${missing[*]}; install these Debian packages (as root: apt-get install ${missing[*]}), or set EDGEPLANE_SKIP_ENGINE=1 to skip the suites that need a container engine"
@@ -80,7 +81,7 @@ EOF
 # interrupted by the trap), so stopping takes no time.
 import_images() {
   local root="$dir/image" bb
-  bb=$(command -v busybox || echo /bin/busybox)
+  bb=/bin/busybox
   mkdir -p "$root/bin"
   cp "$bb" "$root/bin/busybox"
   for applet in $("$bb" --list); do
