@@ -45,7 +45,8 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 	hack/envtest-assets.sh
 
 .PHONY: test
-test: vet ## Run every test: schema, generated-code drift, controllers, facade (envtest), then each fuzz test briefly.
+test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test briefly.
+	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suite (internal/e2e/engine) is skipped"
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 
@@ -110,7 +111,7 @@ scale: build ## The scale run: 1,000 simulated nodes and 2,000 services on this 
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes 1000 --services 2000
 
 .PHONY: bench-agent
-bench-agent: build ## The agent on a real engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
+bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20
 
 .PHONY: bench

@@ -4,8 +4,8 @@
 # directory), the manager with the facade, an edge agent simulating a
 # handful of nodes, applies the samples, and waits. Ctrl-C stops it all.
 # DEV_RUNTIME=docker adds a real node: an agent with the Docker Engine API
-# runtime, on DOCKER_HOST when that answers, else on a private Podman
-# started by hack/engine.sh.
+# runtime, on DOCKER_HOST when that answers, else on a private engine
+# started by hack/engine.sh: Podman, or Docker Engine with DEV_ENGINE=docker.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,9 +56,9 @@ if [[ "$runtime" == docker ]]; then
   if [[ -n "${DOCKER_HOST:-}" ]] && curl -fs --unix-socket "${DOCKER_HOST#unix://}" http://engine/_ping >/dev/null 2>&1; then
     echo "using the engine at $DOCKER_HOST"
   else
-    echo "starting a private Podman engine..."
+    echo "starting a private ${DEV_ENGINE:-podman} engine..."
     engine="$dir/engine"
-    export "$(hack/engine.sh start "$engine")"
+    export "$(hack/engine.sh start "$engine" "${DEV_ENGINE:-podman}")"
   fi
   bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime docker --runtime-endpoint "$DOCKER_HOST" --node-name edge-docker-01 \
     --image-registry edgeplane.local --labels site=lab --renew-interval 5s --metrics-interval 5s >"$dir/agent-docker.log" 2>&1 &

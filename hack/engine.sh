@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # A private container engine serving the Docker Engine API, for the tests
-# and make dev: Podman's API service on a socket in DIR, with its storage,
-# state and configuration in DIR too, so it never touches the host's engine.
+# and make dev, with its socket, storage, state and configuration in DIR,
+# so it never touches the host's own engine.
 #
-#   hack/engine.sh start DIR   installs Podman from Debian packages when
-#                              absent, starts the service, imports the test
-#                              images, prints DOCKER_HOST=unix://DIR/podman.sock
-#   hack/engine.sh stop DIR    removes every container, stops the service,
-#                              removes DIR
+#   hack/engine.sh start DIR [podman|docker]
+#       installs the engine from Debian packages when absent, starts it,
+#       imports the test images, prints DOCKER_HOST=unix://DIR/<engine>.sock
+#   hack/engine.sh stop DIR
+#       removes every container, stops the engine, removes DIR
 #
-# The configuration is one a normal host accepts too: cgroupfs (no systemd
-# needed), runc, events in a file, vfs storage, and default rlimits below
-# the hard limits of sandboxes that refuse to raise them.
+# podman (the default): Podman's API service, with a configuration a normal
+# host accepts too: cgroupfs (no systemd needed), runc, events in a file,
+# vfs storage, and default rlimits below the hard limits of sandboxes that
+# refuse to raise them.
+# docker: Docker Engine (dockerd) with its own containerd, on a bridge of its
+# own (edgeplane0) and without touching iptables or sysctls, so it runs
+# beside a host's Docker and leaves nothing behind.
 set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
-[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: hack/engine.sh start|stop DIR" >&2; exit 2; }
+kind=${3:-podman}
+[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR" >&2; exit 2; }
+[[ "$kind" == podman || "$kind" == docker ]] || { echo "engine: $kind: want podman or docker" >&2; exit 2; }
 log() { echo "engine: $*" >&2; }
 
 podman_in() {
@@ -26,7 +32,12 @@ podman_in() {
 
 install_packages() {
   local missing=()
-  command -v podman >/dev/null || missing+=(podman conmon netavark aardvark-dns catatonit iptables)
+  if [[ "$kind" == podman ]]; then
+    command -v podman >/dev/null || missing+=(podman conmon netavark aardvark-dns catatonit iptables)
+  else
+    command -v dockerd >/dev/null || missing+=(docker.io)
+    command -v ip >/dev/null || missing+=(iproute2)
+  fi
   command -v runc >/dev/null || missing+=(runc)
   # The image is one static binary: Debian's plain busybox is dynamic.
   dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
@@ -80,16 +91,17 @@ EOF
 # default command sleeps, and exits at once on SIGTERM (wait is
 # interrupted by the trap), so stopping takes no time.
 import_images() {
-  local root="$dir/image" bb
-  bb=/bin/busybox
+  local root="$dir/image" bb=/bin/busybox
   mkdir -p "$root/bin"
   cp "$bb" "$root/bin/busybox"
   for applet in $("$bb" --list); do
     [[ "$applet" == busybox ]] || ln -sf busybox "$root/bin/$applet"
   done
   tar -C "$root" -cf "$dir/box.tar" bin
+  local cli=(podman_in)
+  [[ "$kind" == podman ]] || cli=(docker -H "unix://$dir/docker.sock")
   for tag in 1 2; do
-    podman_in import \
+    "${cli[@]}" import \
       --change 'ENV PATH=/bin' \
       --change "LABEL io.edgeplane.test-image=$tag" \
       --change 'CMD ["sh", "-c", "trap \"exit 0\" TERM; sleep 2147483647 & wait"]' \
@@ -97,40 +109,68 @@ import_images() {
   done
 }
 
+answers() { curl -fs --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
+
+start_podman() {
+  write_config
+  # setsid: the service outlives this script, and its pid is podman's own.
+  setsid bash -c 'echo $$ >"$0/engine.pid"; CONTAINERS_CONF="$0/containers.conf" CONTAINERS_STORAGE_CONF="$0/storage.conf" CONTAINERS_REGISTRIES_CONF="$0/registries.conf" exec podman system service --time=0 "unix://$0/podman.sock"' "$dir" >"$dir/engine.log" 2>&1 </dev/null &
+}
+
+start_docker() {
+  if ip link show edgeplane0 >/dev/null 2>&1; then
+    log "the bridge edgeplane0 exists: another private Docker engine is running; stop it first (hack/engine.sh stop DIR)"
+    exit 1
+  fi
+  ip link add edgeplane0 type bridge
+  ip addr add 10.213.0.1/24 dev edgeplane0
+  ip link set edgeplane0 up
+  echo edgeplane0 >"$dir/bridge"
+  setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/engine.pid" \
+    --host "unix://$dir/docker.sock" --bridge edgeplane0 --iptables=false --ip-forward=false --ip-masq=false \
+    --default-ulimit nofile=4096:4096 --default-ulimit nproc=4096:4096 >"$dir/engine.log" 2>&1 </dev/null &
+}
+
 case "$cmd" in
 start)
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   install_packages
-  write_config
-  # setsid: the service outlives this script, and its pid is podman's own.
-  setsid bash -c 'echo $$ >"$0/service.pid"; CONTAINERS_CONF="$0/containers.conf" CONTAINERS_STORAGE_CONF="$0/storage.conf" CONTAINERS_REGISTRIES_CONF="$0/registries.conf" exec podman system service --time=0 "unix://$0/podman.sock"' "$dir" >"$dir/service.log" 2>&1 </dev/null &
-  for _ in $(seq 1 100); do
-    [[ -S "$dir/podman.sock" ]] && podman_in --url "unix://$dir/podman.sock" version >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-  podman_in --url "unix://$dir/podman.sock" version >/dev/null 2>&1 || {
-    cat "$dir/service.log" >&2
-    log "podman system service did not answer on $dir/podman.sock"
+  echo "$kind" >"$dir/kind"
+  "start_$kind"
+  sock="$dir/$kind.sock"
+  for _ in $(seq 1 150); do answers "$sock" && break; sleep 0.1; done
+  answers "$sock" || {
+    cat "$dir/engine.log" >&2
+    log "the $kind engine did not answer on $sock"
     exit 1
   }
   import_images
-  log "Docker Engine API (Podman $(podman --version | awk '{print $3}')) on unix://$dir/podman.sock"
-  echo "DOCKER_HOST=unix://$dir/podman.sock"
+  log "Docker Engine API ($kind) on unix://$sock"
+  echo "DOCKER_HOST=unix://$sock"
   ;;
 stop)
   [[ -d "$dir" ]] || exit 0
   dir=$(cd "$dir" && pwd)
-  if [[ -f "$dir/service.pid" ]]; then
-    podman_in rm -af -t 0 >/dev/null 2>&1 || true
-    kill "$(cat "$dir/service.pid")" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$(cat "$dir/service.pid")" 2>/dev/null || break; sleep 0.1; done
+  kind=$(cat "$dir/kind" 2>/dev/null || echo podman)
+  if [[ -f "$dir/engine.pid" ]]; then
+    pid=$(cat "$dir/engine.pid")
+    if [[ "$kind" == podman ]]; then
+      podman_in rm -af -t 0 >/dev/null 2>&1 || true
+    else
+      ids=$(docker -H "unix://$dir/docker.sock" ps -aq 2>/dev/null || true)
+      [[ -z "$ids" ]] || docker -H "unix://$dir/docker.sock" rm -f $ids >/dev/null 2>&1 || true
+    fi
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   fi
-  # Containers' network namespaces and mounts go with their removal above.
+  [[ ! -f "$dir/bridge" ]] || ip link delete "$(cat "$dir/bridge")" 2>/dev/null || true
+  # A container's mounts go with its removal; the engine's own may stay.
+  grep -o " $dir/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: hack/engine.sh start|stop DIR" >&2
+  echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR" >&2
   exit 2
   ;;
 esac

@@ -14,15 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command agentbench measures the agent on a real container engine next to
-// the simulator (make bench-agent): the real manager and two real agents,
-// one with --runtime=docker on a private Podman, one with --runtime=sim.
+// Command agentbench measures the agent on real container engines next to
+// the simulator (make bench-agent): the real manager and real agents, one
+// with --runtime=docker on each private engine (Podman, Docker Engine) and
+// one with --runtime=sim.
 //
 //   - spec change to running: a service's configuration is changed N times;
 //     each time, how long until the controller shows the instance
 //     successful at the new revision, which needs the agent to have
 //     replaced the container and seen the new one running;
-//   - the docker agent's RSS and CPU while it runs M real containers.
+//   - the first engine's agent's RSS and CPU while it runs M real containers.
 package main
 
 import (
@@ -30,10 +31,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,31 +53,32 @@ func main() {
 	containers := flag.Int("containers", 20, "Real containers the docker agent runs while its RSS and CPU are measured.")
 	window := flag.Duration("window", time.Minute, "How long the agent's CPU is measured.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
+	keep := flag.Bool("keep", false, "Keep the processes' logs, and print where.")
+	engineList := flag.String("engines", "podman,docker", "Engines (hack/engine.sh kinds) an agent with --runtime=docker runs on; the first also runs the containers.")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	if err := run(ctx, *changes, *containers, *window, *bin); err != nil {
+	if err := run(ctx, strings.Split(*engineList, ","), *changes, *containers, *window, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, changes, containers int, window time.Duration, bin string) error {
+func run(ctx context.Context, engines []string, changes, containers int, window time.Duration, bin string, keep bool) error {
 	env, _, c, err := testenv.Start()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	engine, err := testenv.StartEngine()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = engine.Stop() }()
 	dir, err := os.MkdirTemp("", "edgeplane-agentbench")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
+	if keep {
+		defer fmt.Println("logs in", dir)
+	} else {
+		defer func() { _ = os.RemoveAll(dir) }()
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
@@ -89,22 +93,32 @@ func run(ctx context.Context, changes, containers int, window time.Duration, bin
 		return err
 	}
 	defer procs.Stop(manager)
-	common := []string{"--kubeconfig", kubeconfig, "--renew-interval", "5s", "--stop-timeout", "2s"}
-	docker, err := procs.Start(ctx, dir, "agent-docker", filepath.Join(bin, "edge-agent"), append(common, "--runtime", "docker",
-		"--runtime-endpoint", engine.Host, "--node-name", "bench-docker", "--image-registry", "edgeplane.local")...)
-	if err != nil {
-		return err
-	}
-	defer procs.Stop(docker)
+	common := []string{"--kubeconfig", kubeconfig, "--renew-interval", "5s", "--stop-timeout", "2s", "--zap-time-encoding", "rfc3339nano", "--zap-log-level", "debug"}
 	// The simulator runs a container the moment it is started, so its
 	// figure is edgeplane's own share of the time.
-	sim, err := procs.Start(ctx, dir, "agent-sim", filepath.Join(bin, "edge-agent"), append(common, "--runtime", "sim",
+	agents := map[string]*exec.Cmd{}
+	agents["sim"], err = procs.Start(ctx, dir, "agent-sim", filepath.Join(bin, "edge-agent"), append(common, "--runtime", "sim",
 		"--node-name", "bench-sim", "--start-delay", "0s", "--system-containers", "0")...)
 	if err != nil {
 		return err
 	}
-	defer procs.Stop(sim)
-	for _, n := range []string{"bench-docker", "bench-sim"} {
+	defer procs.Stop(agents["sim"])
+	for _, kind := range engines {
+		engine, err := testenv.StartEngine(kind)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = engine.Stop() }()
+		agents[kind], err = procs.Start(ctx, dir, "agent-"+kind, filepath.Join(bin, "edge-agent"), append(common, "--runtime", "docker",
+			"--runtime-endpoint", engine.Host, "--node-name", "bench-"+kind, "--image-registry", "edgeplane.local")...)
+		if err != nil {
+			return err
+		}
+		defer procs.Stop(agents[kind])
+	}
+	runtimes := append(slices.Clone(engines), "sim")
+	for _, rt := range runtimes {
+		n := "bench-" + rt
 		if err := waitFor(ctx, n+" online", func() (bool, error) {
 			node := &edgev1alpha1.EdgeNode{}
 			err := c.Get(ctx, client.ObjectKey{Name: n}, node)
@@ -116,19 +130,20 @@ func run(ctx context.Context, changes, containers int, window time.Duration, bin
 
 	fmt.Printf("spec change to running, %d changes each (the controller shows the instance successful at the new revision):\n", changes)
 	fmt.Printf("  %-8s %8s %8s %8s\n", "runtime", "p50", "p90", "max")
-	for _, rt := range []struct{ name, node string }{{"docker", "bench-docker"}, {"sim", "bench-sim"}} {
-		took, err := specChanges(ctx, c, "lat-"+rt.name, rt.node, changes)
+	for _, rt := range runtimes {
+		took, err := specChanges(ctx, c, "lat-"+rt, "bench-"+rt, changes)
 		if err != nil {
 			return err
 		}
 		slices.Sort(took)
-		fmt.Printf("  %-8s %8s %8s %8s\n", rt.name, pct(took, 50), pct(took, 90), took[len(took)-1])
+		fmt.Printf("  %-8s %8s %8s %8s\n", rt, pct(took, 50), pct(took, 90), took[len(took)-1])
 	}
 
-	// The docker agent with M real containers: its resident memory and
-	// the CPU it uses per second, at the default 10 s metrics interval.
+	// The agent of the first engine with M real containers: its resident
+	// memory and the CPU it uses, at the default 10 s metrics interval.
+	node := "bench-" + engines[0]
 	for i := range containers {
-		if err := c.Create(ctx, service(fmt.Sprintf("box-%02d", i), "bench-docker")); err != nil {
+		if err := c.Create(ctx, service(fmt.Sprintf("box-%02d", i), node)); err != nil {
 			return err
 		}
 	}
@@ -139,7 +154,7 @@ func run(ctx context.Context, changes, containers int, window time.Duration, bin
 		}
 		ok := 0
 		for _, s := range list.Items {
-			if s.Spec.Nodes[0] == "bench-docker" && len(s.Status.Containers) == 1 && s.Status.Containers[0].DeployStatus == edgev1alpha1.DeploySuccess {
+			if s.Spec.Nodes[0] == node && len(s.Status.Containers) == 1 && s.Status.Containers[0].DeployStatus == edgev1alpha1.DeploySuccess {
 				ok++
 			}
 		}
@@ -147,7 +162,7 @@ func run(ctx context.Context, changes, containers int, window time.Duration, bin
 	}); err != nil {
 		return err
 	}
-	pid := docker.Process.Pid
+	pid := agents[engines[0]].Process.Pid
 	cpu0, err := procs.CPUTime(pid)
 	if err != nil {
 		return err
@@ -167,8 +182,8 @@ func run(ctx context.Context, changes, containers int, window time.Duration, bin
 	if err != nil {
 		return err
 	}
-	fmt.Printf("docker agent with %d real containers, over %s: peak RSS %.1f MiB, CPU %.2f%% of one core\n",
-		containers+1, window, float64(peak)/(1<<20), float64(cpu1-cpu0)/float64(window)*100)
+	fmt.Printf("agent on %s with %d real containers, over %s: peak RSS %.1f MiB, CPU %.2f%% of one core\n",
+		engines[0], containers+1, window, float64(peak)/(1<<20), float64(cpu1-cpu0)/float64(window)*100)
 	return nil
 }
 

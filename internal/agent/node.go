@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -50,12 +51,15 @@ type node struct {
 
 	// known is what the runtime last showed, by runtime id; figures are
 	// the last stats of running containers; started holds the ids the loop
-	// has started, so that it starts a container once.
-	known                  map[string]*Container
-	figures                map[string]Stats
-	started                map[string]bool
-	failures               map[string]*failure // by task id
-	events                 <-chan string
+	// has started, so that it starts a container once. Figures are taken
+	// every MetricsInterval, not when a container starts.
+	known    map[string]*Container
+	figures  map[string]Stats
+	started  map[string]bool
+	failures map[string]*failure // by task id
+	events   <-chan string
+	// sampling delivers the figures of a sample under way; nil when none is.
+	sampling               chan map[string]Stats
 	wake                   chan struct{}
 	stopWatch              context.CancelFunc
 	nextResync             time.Time
@@ -126,6 +130,8 @@ func (s *node) run(ctx context.Context) {
 		case <-s.wake:
 		case id, ok := <-s.events:
 			s.onEvent(ctx, id, ok)
+		case figures := <-s.sampling:
+			s.merge(figures)
 		}
 	}
 	if s.stopWatch != nil {
@@ -191,8 +197,8 @@ func (s *node) step(ctx context.Context) {
 		return
 	}
 	s.converge(ctx, desired, now)
-	s.sample(ctx, !now.Before(s.nextMetrics))
-	if !now.Before(s.nextMetrics) {
+	if !now.Before(s.nextMetrics) && s.sampling == nil {
+		s.sample(ctx)
 		s.nextMetrics = now.Add(s.o.MetricsInterval)
 	}
 	if s.dirty {
@@ -420,6 +426,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 		if err := s.rt.Start(ctx, keep.ID); err != nil {
 			s.fail(task, w.inst.Revision, keep.ID, err, now)
 		} else {
+			s.log("Started container", "container", keep.Name, "id", keep.ID)
 			s.started[keep.ID] = true
 			delete(s.failures, task)
 		}
@@ -470,27 +477,61 @@ func (s *node) remove(ctx context.Context, c *Container) {
 	s.forget(c.ID)
 }
 
-// sample takes the figures of edgeplane's running containers: all of them
-// when due, else only those that have none yet (just started).
-func (s *node) sample(ctx context.Context, due bool) {
+// sample takes the figures of edgeplane's running containers, concurrently
+// and off the loop: an engine may take a while to answer (Docker Engine's
+// stats wait for its collector's next one-second tick), and state changes
+// must not wait for figures. merge takes the result in.
+func (s *node) sample(ctx context.Context) {
+	var ids []string
 	for id, c := range s.known {
-		if c.State != edgev1alpha1.ContainerRunning || c.TaskID() == "" {
-			if _, ok := s.figures[id]; ok {
-				delete(s.figures, id)
-				s.dirty = true
-			}
-			continue
+		if c.State == edgev1alpha1.ContainerRunning && c.TaskID() != "" {
+			ids = append(ids, id)
 		}
-		if _, ok := s.figures[id]; ok && !due {
-			continue
-		}
-		st, err := s.rt.Stats(ctx, id)
-		if err != nil {
-			s.o.Log.V(1).Info("Sampling a container failed", "node", s.Name, "container", c.Name, "error", err.Error())
-			continue
-		}
-		s.figures[id], s.dirty = st, true
 	}
+	out := make(chan map[string]Stats, 1)
+	s.sampling = out
+	go func() {
+		figures := make(map[string]Stats, len(ids))
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, maxSampling)
+		for _, id := range ids {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				st, err := s.rt.Stats(ctx, id)
+				if err != nil {
+					s.o.Log.V(1).Info("Sampling a container failed", "node", s.Name, "container", id, "error", err.Error())
+					return
+				}
+				mu.Lock()
+				figures[id] = st
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		out <- figures
+	}()
+}
+
+// maxSampling bounds the stats calls of one node at once.
+const maxSampling = 8
+
+// merge keeps the figures of containers that still run, and drops those
+// of containers that no longer do.
+func (s *node) merge(figures map[string]Stats) {
+	s.sampling = nil
+	for id := range s.figures {
+		if c := s.known[id]; c == nil || c.State != edgev1alpha1.ContainerRunning {
+			delete(s.figures, id)
+		}
+	}
+	for id, st := range figures {
+		if c := s.known[id]; c != nil && c.State == edgev1alpha1.ContainerRunning {
+			s.figures[id] = st
+		}
+	}
+	s.dirty = true
 }
 
 // report applies the node's half of EdgeNode status when it differs from
@@ -519,6 +560,7 @@ func (s *node) report(ctx context.Context, desired map[string]want) error {
 	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, containers); err != nil {
 		return err
 	}
+	s.o.Log.V(1).Info("Reported", "node", s.Name, "containers", len(containers))
 	s.reported = containers
 	return nil
 }

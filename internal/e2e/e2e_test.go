@@ -212,9 +212,16 @@ var _ = Describe("A legacy client", Ordered, func() {
 		Eventually(func() int { return list("/api/v1/service/record", "id", serviceID("gateway")).Total }).Should(Equal(2))
 		recs := list("/api/v1/service/record", "id", serviceID("gateway")).List
 		Expect([]any{recs[0]["image"], recs[1]["image"]}).To(Equal([]any{"gateway@1.1#linux", "gateway@1.0#linux"}))
-		Eventually(func() []any { return statuses(containersOf("gateway")) }).Should(Equal([]any{"success", "success"}))
-		Expect(containersOf("gateway")[0]["imageVersion"]).To(Equal("1.1"))
-		Expect(containersOf("gateway")[0]["deployNum"]).To(BeNumerically("==", 2))
+		// Wait for the new revision itself: until the controller has moved
+		// the instances on, the old ones still show success.
+		Eventually(func(g Gomega) {
+			cs := containersOf("gateway")
+			g.Expect(statuses(cs)).To(Equal([]any{"success", "success"}))
+			for _, c := range cs {
+				g.Expect(c["imageVersion"]).To(Equal("1.1"))
+				g.Expect(c["deployNum"]).To(BeNumerically("==", 2))
+			}
+		}).Should(Succeed())
 	})
 
 	It("scales a dynamic service", func() {

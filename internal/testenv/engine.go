@@ -40,15 +40,16 @@ type Engine struct {
 	Host string
 }
 
-// StartEngine starts a private engine (installing Podman from Debian
-// packages when absent). Its images are edgeplane.local/box:1 and :2.
-func StartEngine() (*Engine, error) {
+// StartEngine starts a private engine of a kind, podman or docker
+// (installing it from Debian packages when absent). Its images are
+// edgeplane.local/box:1 and :2.
+func StartEngine(kind string) (*Engine, error) {
 	dir, err := os.MkdirTemp("", "edgeplane-engine.")
 	if err != nil {
 		return nil, err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), "start", dir)
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), "start", dir, kind)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

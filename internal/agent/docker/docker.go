@@ -88,7 +88,10 @@ func (r *Runtime) Info(ctx context.Context) (agent.RuntimeInfo, error) {
 	}
 	engine := v.Platform.Name
 	if len(v.Components) > 0 {
-		engine = v.Components[0].Name
+		engine = v.Components[0].Name // "Podman Engine", or Docker's "Engine"
+	}
+	if engine == "Engine" || engine == "" {
+		engine = "Docker Engine"
 	}
 	return agent.RuntimeInfo{
 		Type: strings.ToLower(v.Os), Arch: v.Arch,

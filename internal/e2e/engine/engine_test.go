@@ -37,17 +37,37 @@ import (
 
 const memoryLimit = 64 << 20
 
-var _ = Describe("The agent on a real container engine", Ordered, func() {
+var _ = Describe("The agent on Podman", Ordered, func() { engineSpecs("podman") })
+var _ = Describe("The agent on Docker Engine", Ordered, func() { engineSpecs("docker") })
+
+// engineSpecs are the claims every engine must bear out, in order.
+func engineSpecs(kind string) {
+	n := &node{kind: kind, name: "edge-" + kind + "-01"}
+	BeforeAll(n.start)
+	AfterAll(n.stop)
 	var first map[string]any // web's container as the facade first showed it
+	// Service names carry the engine's kind, so the two kinds never meet.
+	web, cache, ghost := "web-"+kind, "cache-"+kind, "ghost-"+kind
+	service := func(name string, ref edgev1alpha1.ImageRef, mutate func(*edgev1alpha1.EdgeServiceSpec)) *edgev1alpha1.EdgeService {
+		return service(name, n.name, ref, mutate)
+	}
+	inspect := func(id string) container.InspectResponse {
+		GinkgoHelper()
+		return inspect(n.eng, id)
+	}
+	managedIDs := func() []string {
+		GinkgoHelper()
+		return managedIDs(n.eng, n.name)
+	}
 
 	It("runs a service's container: the facade shows the engine's id, state and figures", func() {
-		Expect(sys.Client.Create(ctx, service("web", "box@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+		Expect(sys.Client.Create(ctx, service(web, "box@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
 			s.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{
-				Hostname: "web", Env: []string{"GREETING=hello"}, Restart: "always", Memory: memoryLimit,
+				Hostname: web, Env: []string{"GREETING=hello"}, Restart: "always", Memory: memoryLimit,
 			}}
 		}))).To(Succeed())
 		Eventually(func(g Gomega) {
-			c := only(g, "web")
+			c := only(g, web)
 			g.Expect(c).To(HaveKeyWithValue("deployStatus", "success"))
 			g.Expect(c).To(HaveKeyWithValue("status", "running"))
 			g.Expect(c["memoryUsage"]).To(BeNumerically(">", 0))
@@ -61,7 +81,7 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 		Expect(got.Config.Labels).To(HaveKeyWithValue(agent.LabelTaskID, first["taskId"]))
 		Expect(got.Config.Image).To(Equal("edgeplane.local/box:1"))
 		Expect(got.Config.Env).To(ContainElement("GREETING=hello"))
-		Expect(got.Config.Hostname).To(Equal("web"))
+		Expect(got.Config.Hostname).To(Equal(web))
 		Expect(string(got.HostConfig.RestartPolicy.Name)).To(Equal("always"))
 		Expect(first["imageId"]).To(Equal(got.Image))
 		Expect(first["startedTime"]).To(Equal(got.State.StartedAt[:19] + "Z"))
@@ -73,27 +93,27 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 	})
 
 	It("reports the node with the engine's version and counts a container it did not create", func() {
-		res, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Name: "not-ours", Config: &container.Config{Image: "edgeplane.local/box:1"}})
+		res, err := n.eng.ContainerCreate(ctx, client.ContainerCreateOptions{Name: "not-ours", Config: &container.Config{Image: "edgeplane.local/box:1"}})
 		Expect(err).NotTo(HaveOccurred())
-		_, err = eng.ContainerStart(ctx, res.ID, client.ContainerStartOptions{})
+		_, err = n.eng.ContainerStart(ctx, res.ID, client.ContainerStartOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
-			n := &edgev1alpha1.EdgeNode{}
-			g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Name: nodeName}, n)).To(Succeed())
-			g.Expect(n.Status.NodeInfo.RuntimeVersion).To(ContainSubstring("Podman Engine"))
-			g.Expect(n.Status.ContainerTotal).To(BeNumerically("==", 2))
-			g.Expect(n.Status.ContainerManagedTotal).To(BeNumerically("==", 1))
+			en := &edgev1alpha1.EdgeNode{}
+			g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Name: n.name}, en)).To(Succeed())
+			g.Expect(en.Status.NodeInfo.RuntimeVersion).To(ContainSubstring(map[string]string{"podman": "Podman Engine", "docker": "Docker Engine"}[kind]))
+			g.Expect(en.Status.ContainerTotal).To(BeNumerically("==", 2))
+			g.Expect(en.Status.ContainerManagedTotal).To(BeNumerically("==", 1))
 		}).Should(Succeed())
 	})
 
 	It("replaces the container when the image changes, and adds a record", func() {
 		svc := &edgev1alpha1.EdgeService{}
-		Expect(sys.Client.Get(ctx, key("web"), svc)).To(Succeed())
+		Expect(sys.Client.Get(ctx, key(web), svc)).To(Succeed())
 		svc.Spec.Image.Ref = "box@2#linux"
 		Expect(sys.Client.Update(ctx, svc)).To(Succeed())
 		var second map[string]any
 		Eventually(func(g Gomega) {
-			c := only(g, "web")
+			c := only(g, web)
 			g.Expect(c["id"]).NotTo(Equal(first["id"]))
 			g.Expect(c).To(HaveKeyWithValue("imageVersion", "2"))
 			g.Expect(c).To(HaveKeyWithValue("deployStatus", "success"))
@@ -101,9 +121,9 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 			second = c
 		}).Should(Succeed())
 		Expect(inspect(second["id"].(string)).Config.Image).To(Equal("edgeplane.local/box:2"))
-		_, err := eng.ContainerInspect(ctx, first["id"].(string), client.ContainerInspectOptions{})
+		_, err := n.eng.ContainerInspect(ctx, first["id"].(string), client.ContainerInspectOptions{})
 		Expect(cerrdefs.IsNotFound(err)).To(BeTrue(), "the old container is gone from the engine")
-		Expect(sys.List(ctx, "/api/v1/service/record", "id", sys.ServiceID(ctx, "web")).Total).To(Equal(2))
+		Expect(sys.List(ctx, "/api/v1/service/record", "id", sys.ServiceID(ctx, web)).Total).To(Equal(2))
 		first = second
 	})
 
@@ -111,7 +131,7 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 		id := first["id"].(string)
 		Expect(syscall.Kill(inspect(id).State.Pid, syscall.SIGKILL)).To(Succeed())
 		Eventually(func(g Gomega) {
-			c := only(g, "web")
+			c := only(g, web)
 			g.Expect(c["id"]).To(Equal(id), "restarted in place, not replaced")
 			g.Expect(c["restartCnt"]).To(BeNumerically(">=", 1))
 			g.Expect(c).To(HaveKeyWithValue("status", "running"))
@@ -119,23 +139,23 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 		Expect(inspect(id).RestartCount).To(BeNumerically(">=", 1))
 
 		timeout := 0
-		_, err := eng.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &timeout})
+		_, err := n.eng.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &timeout})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) { g.Expect(only(g, "web")).To(HaveKeyWithValue("status", "exited")) }).
+		Eventually(func(g Gomega) { g.Expect(only(g, web)).To(HaveKeyWithValue("status", "exited")) }).
 			WithTimeout(10*time.Second).Should(Succeed(), "seen within seconds")
 		Consistently(func(g Gomega) {
-			g.Expect(only(g, "web")).To(HaveKeyWithValue("status", "exited"))
+			g.Expect(only(g, web)).To(HaveKeyWithValue("status", "exited"))
 			g.Expect(inspect(id).State.Running).To(BeFalse())
 		}).WithTimeout(3*time.Second).Should(Succeed(), "a user's stop is not undone, by the engine nor by the agent")
 	})
 
 	It("adopts its containers when the agent restarts: same ids, no duplicates", func() {
-		Expect(sys.Client.Create(ctx, service("cache", "box@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+		Expect(sys.Client.Create(ctx, service(cache, "box@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
 			s.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Network: "none", HealthCmd: []string{"true"}}}
 		}))).To(Succeed())
 		var before map[string]any
 		Eventually(func(g Gomega) {
-			before = only(g, "cache")
+			before = only(g, cache)
 			g.Expect(before).To(HaveKeyWithValue("status", "running"))
 		}).Should(Succeed())
 		got := inspect(before["id"].(string))
@@ -144,22 +164,22 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 		ids := managedIDs()
 		Expect(ids).To(HaveLen(2))
 
-		stopAgent()
-		startAgent()
+		n.stopAgent()
+		n.startAgent()
 		Consistently(func(g Gomega) {
 			g.Expect(managedIDs()).To(Equal(ids))
-			g.Expect(only(g, "cache")["id"]).To(Equal(before["id"]))
-			g.Expect(only(g, "web")["id"]).To(Equal(first["id"]))
+			g.Expect(only(g, cache)["id"]).To(Equal(before["id"]))
+			g.Expect(only(g, web)["id"]).To(Equal(first["id"]))
 		}).WithTimeout(5 * time.Second).Should(Succeed())
-		Expect(only(Default, "web")).To(HaveKeyWithValue("status", "exited"), "a stopped container stays stopped after adoption")
+		Expect(only(Default, web)).To(HaveKeyWithValue("status", "exited"), "a stopped container stays stopped after adoption")
 	})
 
 	It("fails an instance whose image is missing under pullPolicy Never, saying why", func() {
-		Expect(sys.Client.Create(ctx, service("ghost", "ghost@1.0#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+		Expect(sys.Client.Create(ctx, service(ghost, "ghost@1.0#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
 			s.Image.PullPolicy = edgev1alpha1.PullNever
 		}))).To(Succeed())
 		Eventually(func(g Gomega) {
-			c := only(g, "ghost")
+			c := only(g, ghost)
 			g.Expect(c).To(HaveKeyWithValue("deployStatus", "failure"))
 			g.Expect(c["failedMessage"]).To(And(ContainSubstring("edgeplane.local/ghost:1.0"), ContainSubstring("not present"), ContainSubstring("Never")))
 		}).Should(Succeed())
@@ -167,32 +187,32 @@ var _ = Describe("The agent on a real container engine", Ordered, func() {
 	})
 
 	It("removes the containers when their services are deleted, and lets the finalizers go", func() {
-		for _, name := range []string{"web", "cache", "ghost"} {
+		for _, name := range []string{web, cache, ghost} {
 			Expect(sys.Client.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})).To(Succeed())
 		}
 		Eventually(func(g Gomega) {
-			for _, name := range []string{"web", "cache", "ghost"} {
+			for _, name := range []string{web, cache, ghost} {
 				err := sys.Client.Get(ctx, key(name), &edgev1alpha1.EdgeService{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s is gone", name)
 			}
 		}).Should(Succeed())
 		Expect(managedIDs()).To(BeEmpty())
-		_, err := eng.ContainerInspect(ctx, "not-ours", client.ContainerInspectOptions{})
+		_, err := n.eng.ContainerInspect(ctx, "not-ours", client.ContainerInspectOptions{})
 		Expect(err).NotTo(HaveOccurred(), "a container edgeplane did not create is never touched")
 	})
-})
+}
 
 func key(name string) ctrlclient.ObjectKey {
 	return ctrlclient.ObjectKey{Namespace: "default", Name: name}
 }
 
-// service is a static service on the engine's node.
-func service(name string, ref edgev1alpha1.ImageRef, mutate func(*edgev1alpha1.EdgeServiceSpec)) *edgev1alpha1.EdgeService {
+// service is a static service on a node.
+func service(name, node string, ref edgev1alpha1.ImageRef, mutate func(*edgev1alpha1.EdgeServiceSpec)) *edgev1alpha1.EdgeService {
 	s := &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		Spec: edgev1alpha1.EdgeServiceSpec{
 			Path: "/engine", Image: edgev1alpha1.ImageSpec{Ref: ref, PullPolicy: edgev1alpha1.PullIfNotPresent},
-			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{nodeName},
+			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{node},
 		},
 	}
 	if mutate != nil {
@@ -212,7 +232,7 @@ func only(g Gomega, name string) map[string]any {
 }
 
 // inspect reads a container from the engine itself.
-func inspect(id string) container.InspectResponse {
+func inspect(eng *client.Client, id string) container.InspectResponse {
 	GinkgoHelper()
 	res, err := eng.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -221,9 +241,9 @@ func inspect(id string) container.InspectResponse {
 
 // managedIDs are the short ids of the engine's containers that edgeplane
 // created for the node.
-func managedIDs() []string {
+func managedIDs(eng *client.Client, node string) []string {
 	GinkgoHelper()
-	res, err := eng.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", agent.LabelNode+"="+nodeName)})
+	res, err := eng.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", agent.LabelNode+"="+node)})
 	Expect(err).NotTo(HaveOccurred())
 	ids := []string{}
 	for _, c := range res.Items {

@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Package engine_test runs the real manager and an edge agent with the
-// Docker Engine API runtime against envtest and a real engine (Podman's
-// API service, started by hack/engine.sh), and checks every claim through
-// the facade and through the engine itself.
+// Docker Engine API runtime against envtest and real engines, Podman's API
+// service and Docker Engine (each started by hack/engine.sh), and checks
+// every claim through the facade and through the engine itself.
 package engine_test
 
 import (
@@ -40,18 +40,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
-const nodeName = "edge-docker-01"
-
 var (
 	ctx    context.Context
 	cancel context.CancelFunc
 	sys    *e2e.System
-	engine *testenv.Engine
-	// eng is the test's own client of the engine, to check what it runs
-	// and to act on it behind edgeplane's back.
-	eng *client.Client
-	// stopAgent stops the running agent.
-	stopAgent context.CancelFunc
 )
 
 func TestEngine(t *testing.T) {
@@ -68,17 +60,11 @@ var _ = BeforeSuite(func() {
 	}
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel = context.WithCancel(context.Background())
-	var err error
-	engine, err = testenv.StartEngine()
-	Expect(err).NotTo(HaveOccurred(), "this suite needs a real container engine; set %s=1 to skip it", testenv.SkipEngineVar)
-	eng, err = client.New(client.WithHost(engine.Host))
-	Expect(err).NotTo(HaveOccurred())
-
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.DeletionTimeout = 5*time.Second, 30*time.Second
+	var err error
 	sys, err = e2e.StartSystem(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
-	startAgent()
 })
 
 var _ = AfterSuite(func() {
@@ -88,19 +74,49 @@ var _ = AfterSuite(func() {
 	if sys != nil {
 		Expect(sys.Env.Stop()).To(Succeed())
 	}
-	if engine != nil {
-		Expect(engine.Stop()).To(Succeed())
-	}
 })
+
+// node is one edge node whose agent runs --runtime=docker on a private
+// engine of one kind.
+type node struct {
+	kind, name string
+	engine     *testenv.Engine
+	// eng is the test's own client of the engine, to check what it runs
+	// and to act on it behind edgeplane's back.
+	eng *client.Client
+	// stopAgent stops the running agent.
+	stopAgent func()
+}
+
+// start starts the engine and the node's agent.
+func (n *node) start() {
+	GinkgoHelper()
+	var err error
+	n.engine, err = testenv.StartEngine(n.kind)
+	Expect(err).NotTo(HaveOccurred(), "this suite needs a real container engine; set %s=1 to skip it", testenv.SkipEngineVar)
+	n.eng, err = client.New(client.WithHost(n.engine.Host))
+	Expect(err).NotTo(HaveOccurred())
+	n.startAgent()
+}
+
+func (n *node) stop() {
+	if n.stopAgent != nil {
+		n.stopAgent()
+	}
+	if n.engine != nil {
+		Expect(n.engine.Stop()).To(Succeed())
+	}
+}
 
 // startAgent runs an edge agent with the Docker Engine API runtime for the
 // node, as `edge-agent --runtime=docker` does.
-func startAgent() {
+func (n *node) startAgent() {
+	GinkgoHelper()
 	o := agent.DefaultOptions()
-	o.Log = logf.Log.WithName("agent")
-	o.Nodes = []agent.Node{{Name: nodeName, Type: "linux", Arch: goruntime.GOARCH, Address: "127.0.0.1:7200"}}
+	o.Log = logf.Log.WithName("agent").WithValues("engine", n.kind)
+	o.Nodes = []agent.Node{{Name: n.name, Type: "linux", Arch: goruntime.GOARCH, Address: "127.0.0.1:7200"}}
 	o.RenewInterval, o.MetricsInterval, o.Tick, o.ResyncInterval, o.StopTimeout = time.Second, time.Second, 100*time.Millisecond, 5*time.Second, 2*time.Second
-	rt, err := docker.New(docker.Options{Endpoint: engine.Host, Registry: "edgeplane.local"})
+	rt, err := docker.New(docker.Options{Endpoint: n.engine.Host, Registry: "edgeplane.local"})
 	Expect(err).NotTo(HaveOccurred())
 	o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return rt, nil }
 	actx, stop := context.WithCancel(ctx)
@@ -110,5 +126,5 @@ func startAgent() {
 		defer func() { _ = rt.Close() }()
 		_ = agent.Run(actx, sys.Cfg, o)
 	}()
-	stopAgent = func() { stop(); <-done }
+	n.stopAgent = func() { stop(); <-done }
 }
