@@ -58,6 +58,9 @@ func main() {
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	// A run takes about three minutes; one that hangs stops by itself.
+	ctx, stop := context.WithTimeout(ctx, 15*time.Minute)
+	defer stop()
 	if err := run(ctx, strings.Split(*engineList, ","), *changes, *containers, *window, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
 		os.Exit(1)
@@ -119,7 +122,7 @@ func run(ctx context.Context, engines []string, changes, containers int, window 
 	runtimes := append(slices.Clone(engines), "sim")
 	for _, rt := range runtimes {
 		n := "bench-" + rt
-		if err := waitFor(ctx, n+" online", func() (bool, error) {
+		if err := procs.WaitFor(ctx, n+" online", 200*time.Millisecond, func() (bool, error) {
 			node := &edgev1alpha1.EdgeNode{}
 			err := c.Get(ctx, client.ObjectKey{Name: n}, node)
 			return err == nil && node.Status.Status == edgev1alpha1.NodeOnline, client.IgnoreNotFound(err)
@@ -147,7 +150,7 @@ func run(ctx context.Context, engines []string, changes, containers int, window 
 			return err
 		}
 	}
-	if err := waitFor(ctx, "every container running", func() (bool, error) {
+	if err := procs.WaitFor(ctx, "every container running", 200*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		if err := c.List(ctx, list, client.InNamespace("default")); err != nil {
 			return false, err
@@ -244,23 +247,6 @@ func service(name, node string) *edgev1alpha1.EdgeService {
 			Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Restart: "always"}},
 			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{node},
 		},
-	}
-}
-
-func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		ok, err := done()
-		if err != nil || ok {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("waiting for %s: timed out", what)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 }
 

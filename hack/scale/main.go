@@ -115,7 +115,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	view.WaitForCacheSync(ctx)
 
 	began := time.Now()
-	if err := waitFor(ctx, "every node online", func() (bool, error) {
+	if err := procs.WaitFor(ctx, "every node online", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeNodeList{}
 		if err := view.List(ctx, list); err != nil {
 			return false, err
@@ -153,7 +153,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 		return err
 	}
 	created := time.Since(began)
-	if err := waitFor(ctx, "every instance successful", func() (bool, error) {
+	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		if err := view.List(ctx, list, client.InNamespace("default")); err != nil {
 			return false, err
@@ -180,23 +180,6 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("facade latency under that load: %s\n", lat.String())
 	return nil
-}
-
-func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
-	for {
-		ok, err := done()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 func createServices(ctx context.Context, c client.Client, n, factor int) error {

@@ -89,3 +89,18 @@ func CPUTime(pid int) (time.Duration, error) {
 	// USER_HZ is 100 on every Linux the agent runs on.
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
+
+// WaitFor polls done every interval until it says yes, fails, or ctx ends.
+func WaitFor(ctx context.Context, what string, interval time.Duration, done func() (bool, error)) error {
+	for {
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
