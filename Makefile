@@ -5,6 +5,7 @@
 export EDGEPLANE_CACHE ?= $(HOME)/.cache/edgeplane
 IMG ?= edgeplane/manager:latest
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS = -s -w -X github.com/edgeplane/edgeplane/internal/version.version=$(VERSION)
 # Edge devices the agent is built for: os/arch[/arm version].
 AGENT_PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7
 KUBECTL ?= kubectl
@@ -65,8 +66,8 @@ fuzz: ## Run each fuzz test for FUZZTIME (default 5s).
 ##@ Build
 
 .PHONY: build
-build: ## Build the binaries into bin/.
-	go build -o bin/ ./cmd/...
+build: ## Build the binaries into bin/, stamped with VERSION.
+	go build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: agent
 agent: ## Cross-compile static edge-agent binaries for AGENT_PLATFORMS into bin/ (version VERSION).
@@ -74,7 +75,7 @@ agent: ## Cross-compile static edge-agent binaries for AGENT_PLATFORMS into bin/
 		IFS=/ read -r os arch arm <<<"$$p"; \
 		out=bin/edge-agent-$$os-$$arch$${arm:+v$$arm}; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm go build -trimpath \
-			-ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/agent.version=$(VERSION)" -o $$out ./cmd/edge-agent; \
+			-ldflags "$(LDFLAGS)" -o $$out ./cmd/edge-agent; \
 		echo "$$out"; \
 	done
 
@@ -93,16 +94,21 @@ install: ## Install the CRDs into the cluster of the current kubeconfig.
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
-uninstall: ## Uninstall the CRDs from the cluster of the current kubeconfig.
+uninstall: ## Remove the CRDs; refused while any EdgeNode, EdgeService, DeployRecord or ProvisionTemplate exists.
+	@left="$$($(KUBECTL) get edgenodes,edgeservices,deployrecords,provisiontemplates -A -o name 2>/dev/null | wc -l)"; \
+	if [[ "$$left" -gt 0 ]]; then \
+		echo "uninstall: $$left edgeplane objects remain; removing the CRDs would delete them all. Delete them first, while the manager runs (it releases their finalizers): kubectl get edge -A"; \
+		exit 1; \
+	fi
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: ## Deploy CRDs, RBAC and the manager (image IMG) to the cluster of the current kubeconfig.
+deploy: ## Deploy CRDs, the Lease namespace, RBAC and the manager (image IMG) to the cluster of the current kubeconfig.
 	$(KUBECTL) kustomize config/default | sed 's#image: edgeplane/manager:latest#image: $(IMG)#' | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: ## Remove what deploy created.
-	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
+undeploy: ## Remove the manager and its RBAC; never the CRDs (your objects) nor the Lease namespace (your agents' identities).
+	$(KUBECTL) kustomize config/system | $(KUBECTL) delete --ignore-not-found -f -
 
 ##@ Benchmarks
 

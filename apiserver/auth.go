@@ -53,18 +53,19 @@ func (allowAll) authorize(*http.Request, string, string) error { return nil }
 type kubeAuthorizer struct {
 	client    kubernetes.Interface
 	namespace string
+	audiences []string
 	ttl       time.Duration
 	users     *utilcache.LRUExpireCache // token hash -> *authenticationv1.UserInfo or nil
 	decisions *utilcache.LRUExpireCache // token hash + verb + resource -> bool
 }
 
-func newKubeAuthorizer(cfg *rest.Config, namespace string, ttl time.Duration) (*kubeAuthorizer, error) {
+func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, ttl time.Duration) (*kubeAuthorizer, error) {
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &kubeAuthorizer{
-		client: c, namespace: namespace, ttl: ttl,
+		client: c, namespace: namespace, audiences: audiences, ttl: ttl,
 		users: utilcache.NewLRUExpireCache(4096), decisions: utilcache.NewLRUExpireCache(16384),
 	}, nil
 }
@@ -112,7 +113,7 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 		return u.(*authenticationv1.UserInfo), nil
 	}
 	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token},
+		Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fromKube(err)

@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -49,8 +50,15 @@ type Options struct {
 	// AuthCacheTTL is how long an authentication or authorization decision
 	// is reused.
 	AuthCacheTTL time.Duration
-	// TLSCertFile and TLSKeyFile turn on TLS when both are set.
+	// TLSCertFile and TLSKeyFile turn on TLS when both are set; the
+	// certificate is reloaded when the files change.
 	TLSCertFile, TLSKeyFile string
+	// Audiences are the audiences a bearer token must be valid for under
+	// AuthKubernetes; empty means the API server's own.
+	Audiences []string
+	// InsecureAuthOverHTTP lets AuthKubernetes serve plain HTTP, which
+	// sends bearer tokens in clear text.
+	InsecureAuthOverHTTP bool
 	// Location is the time zone of the yyyy-MM-dd HH:mm:ss times.
 	Location *time.Location
 	// Clock is the time source; nil means the real clock.
@@ -75,6 +83,10 @@ func (o Options) Validate() error {
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return errors.New("a TLS certificate and its key go together")
+	}
+	if o.Auth == AuthKubernetes && o.TLSCertFile == "" && !o.InsecureAuthOverHTTP {
+		return errors.New("auth kubernetes takes bearer tokens, which plain HTTP would send in clear text: " +
+			"give a TLS certificate and key, or say explicitly that plain HTTP is wanted")
 	}
 	if o.Namespace == "" {
 		return errors.New("the facade needs a namespace")
@@ -114,7 +126,7 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 	}
 	s.auth = allowAll{}
 	if o.Auth == AuthKubernetes {
-		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.AuthCacheTTL)
+		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -168,11 +180,27 @@ func (s *Server) Start(ctx context.Context) error {
 			s.synced.Store(true)
 		}
 	}()
-	errs := make(chan error, 1)
+	errs := make(chan error, 2)
+	tlsOn := s.opts.TLSCertFile != "" && s.opts.TLSKeyFile != ""
+	if tlsOn {
+		// The certificate is read again when its files change, so a
+		// renewed certificate (cert-manager, a rotated Secret) needs no restart.
+		cw, err := certwatcher.New(s.opts.TLSCertFile, s.opts.TLSKeyFile)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("facade certificate: %w", err)
+		}
+		srv.TLSConfig.GetCertificate = cw.GetCertificate
+		go func() {
+			if err := cw.Start(ctx); err != nil {
+				errs <- fmt.Errorf("watching the facade certificate: %w", err)
+			}
+		}()
+	}
 	go func() {
-		s.log.Info("Serving the /api/v1 facade", "address", ln.Addr().String(), "tls", s.opts.TLSCertFile != "", "auth", s.opts.Auth)
-		if s.opts.TLSCertFile != "" && s.opts.TLSKeyFile != "" {
-			errs <- srv.ServeTLS(ln, s.opts.TLSCertFile, s.opts.TLSKeyFile)
+		s.log.Info("Serving the /api/v1 facade", "address", ln.Addr().String(), "tls", tlsOn, "auth", s.opts.Auth)
+		if tlsOn {
+			errs <- srv.ServeTLS(ln, "", "")
 		} else {
 			errs <- srv.Serve(ln)
 		}

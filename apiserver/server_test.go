@@ -18,6 +18,7 @@ package apiserver_test
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"os"
@@ -104,6 +105,23 @@ var _ = Describe("The facade given a certificate", func() {
 			Expect(plain.StatusCode).To(Equal(http.StatusBadRequest), "Go answers plain HTTP on a TLS port with 400")
 		}
 	})
+
+	It("serves a renewed certificate once its files change, without a restart", func() {
+		renewed := writeCert(tlsFiles)
+		trusting := func(pool *x509.CertPool, url string) error {
+			hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+			resp, err := hc.Get(url + "/readyz")
+			if err == nil {
+				_ = resp.Body.Close()
+			}
+			return err
+		}
+		for _, url := range []string{tlsURL, authURL} {
+			Eventually(func() error { return trusting(renewed, url) }).Should(Succeed(), url)
+			Expect(trusting(tlsCA, url)).NotTo(Succeed(), "the old certificate is gone")
+		}
+		tlsCA = renewed
+	})
 })
 
 var _ = Describe("Folders created by racing clients", func() {
@@ -143,13 +161,7 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: facadeNamespace, Name: name}},
 		})).To(Succeed())
-		cs, err := kubernetes.NewForConfig(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		tr, err := cs.CoreV1().ServiceAccounts(facadeNamespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		return tr.Status.Token
+		return audienceToken(name, facadeAudience)
 	}
 	group := edgev1alpha1.GroupVersion.Group
 
@@ -161,6 +173,11 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 	It("refuses requests without a valid bearer token with 401", func() {
 		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "").Status).To(Equal(http.StatusUnauthorized))
 		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "not-a-token").Status).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("refuses a token of the API server's audience: facade tokens are not API server tokens", func() {
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, audienceToken("viewer")).Status).To(Equal(http.StatusUnauthorized))
+		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, viewer).Status).To(Equal(http.StatusOK))
 	})
 
 	It("allows each route by the token's RBAC on the kind behind it, else 403", func() {
@@ -176,3 +193,16 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 		Expect(do(http.MethodPost, authURL+"/api/v1/provision-template/path-label/folder", "application/json", []byte(`{"name":"x","path":"/"}`), editor).Status).To(Equal(http.StatusForbidden))
 	})
 })
+
+// audienceToken is a token of the ServiceAccount name in the facade's
+// namespace, for the audiences given (none: the API server's own).
+func audienceToken(name string, audiences ...string) string {
+	GinkgoHelper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	tr, err := cs.CoreV1().ServiceAccounts(facadeNamespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600), Audiences: audiences},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return tr.Status.Token
+}

@@ -19,6 +19,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
@@ -68,7 +69,9 @@ var (
 	authURL   string // the facade with --auth=kubernetes
 	tlsURL    string // the facade with TLS
 	tlsCA     *x509.CertPool
-	openAPI   *openapi3.T
+	// tlsFiles are the certificate and key of the facades with TLS.
+	tlsFiles []string
+	openAPI  *openapi3.T
 )
 
 func TestAPIServer(t *testing.T) {
@@ -105,21 +108,16 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
-	open, secured := startFacade(mgr, apiserver.AuthNone, nil), startFacade(mgr, apiserver.AuthKubernetes, nil)
-	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	Expect(err).NotTo(HaveOccurred())
 	dir := GinkgoT().TempDir()
-	tlsFiles := []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
-	Expect(os.WriteFile(tlsFiles[0], certPEM, 0o600)).To(Succeed())
-	Expect(os.WriteFile(tlsFiles[1], keyPEM, 0o600)).To(Succeed())
-	tlsCA = x509.NewCertPool()
-	Expect(tlsCA.AppendCertsFromPEM(certPEM)).To(BeTrue())
-	withTLS := startFacade(mgr, apiserver.AuthNone, tlsFiles)
+	tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
+	tlsCA = writeCert(tlsFiles)
+	open, withTLS := startFacade(mgr, apiserver.AuthNone, nil), startFacade(mgr, apiserver.AuthNone, tlsFiles)
+	secured := startFacade(mgr, apiserver.AuthKubernetes, tlsFiles, facadeAudience)
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	baseURL, authURL, tlsURL = open(), secured(), strings.Replace(withTLS(), "http://", "https://", 1)
+	baseURL, authURL, tlsURL = open(), strings.Replace(secured(), "http://", "https://", 1), strings.Replace(withTLS(), "http://", "https://", 1)
 	go renewLeases()
 	Eventually(func() int { return get(baseURL + "/readyz").Status }).Should(Equal(http.StatusOK))
 })
@@ -133,10 +131,10 @@ var _ = AfterSuite(func() {
 
 // startFacade adds a facade on a free loopback port to the manager and
 // returns a function that waits for its URL.
-func startFacade(mgr ctrl.Manager, auth string, tlsFiles []string) func() string {
+func startFacade(mgr ctrl.Manager, auth string, tlsFiles []string, audiences ...string) func() string {
 	GinkgoHelper()
 	o := apiserver.DefaultOptions()
-	o.BindAddress, o.Namespace, o.Auth = "127.0.0.1:0", facadeNamespace, auth
+	o.BindAddress, o.Namespace, o.Auth, o.Audiences = "127.0.0.1:0", facadeNamespace, auth, audiences
 	if tlsFiles != nil {
 		o.TLSCertFile, o.TLSKeyFile = tlsFiles[0], tlsFiles[1]
 	}
@@ -198,7 +196,11 @@ func do(method, url, contentType string, body []byte, token string) reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := http.DefaultClient
+	if strings.HasPrefix(url, "https://") {
+		hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
+	}
+	resp, err := hc.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
@@ -271,4 +273,20 @@ var seq int
 func unique(prefix string) string {
 	seq++
 	return fmt.Sprintf("%s-%d", prefix, seq)
+}
+
+// facadeAudience is the audience the facade with auth accepts tokens for.
+const facadeAudience = "edgeplane-facade-test"
+
+// writeCert writes a new self-signed certificate for 127.0.0.1 and its key
+// to files and returns a pool that trusts it.
+func writeCert(files []string) *x509.CertPool {
+	GinkgoHelper()
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(files[1], keyPEM, 0o600)).To(Succeed())
+	Expect(os.WriteFile(files[0], certPEM, 0o600)).To(Succeed())
+	pool := x509.NewCertPool()
+	Expect(pool.AppendCertsFromPEM(certPEM)).To(BeTrue())
+	return pool
 }

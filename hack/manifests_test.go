@@ -69,7 +69,12 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 			t.Errorf("server-side dry-run of %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
-	for kind, n := range map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "ServiceAccount": 1, "Role": 1, "RoleBinding": 1} {
+	for kind, n := range map[string]int{
+		"CustomResourceDefinition": 4, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
+		// The manager's, the metrics reader's and the three facade client roles.
+		"ClusterRole": 5, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
+	} {
 		if kinds[kind] != n {
 			t.Errorf("config/default renders %d %s, want %d", kinds[kind], kind, n)
 		}

@@ -34,12 +34,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/version"
 )
 
 func main() {
 	kubeconfig := flag.String("kubeconfig-out", "kubeconfig", "Where to write the kubeconfig of the control plane.")
 	namespaces := flag.String("lease-namespace", "edgeplane-node-lease", "Namespace to create for the agents' Leases.")
+	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.String("devcluster"))
+		return
+	}
 	// One signal stops the control plane; later ones must not cut that
 	// short (ctrl.SetupSignalHandler would exit at the second).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 	_ "time/tzdata" // --time-zone works without the host's zoneinfo
 
@@ -35,13 +36,18 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/version"
 )
+
+func init() { metrics.Registry.MustRegister(version.BuildInfo()) }
 
 func main() {
 	ctx := ctrl.SetupSignalHandler()
@@ -57,6 +63,8 @@ func run(ctx context.Context, args []string) error {
 	var (
 		metricsAddr, probeAddr, timeZone string
 		leaderElection, runControllers   bool
+		showVersion, metricsSecure       bool
+		metricsCertDir                   string
 		concurrency, burst               int
 		qps                              float64
 	)
@@ -67,7 +75,9 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.RescheduleGrace, "reschedule-grace-period", o.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
 	fs.DurationVar(&o.DeletionTimeout, "deletion-timeout", o.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
 	fs.BoolVar(&runControllers, "controllers", true, "Run the reconcilers. false runs the facade alone, as a read replica.")
-	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers that authenticate (TokenReview) and may get the /metrics URL (SubjectAccessReview); false serves plain HTTP to anyone who can connect.")
+	fs.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key of the metrics endpoint, reloaded when they change; empty means a self-signed certificate.")
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	fs.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
 	fs.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
@@ -77,14 +87,29 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&api.Namespace, "api-namespace", api.Namespace, "Namespace of the EdgeServices, DeployRecords and ProvisionTemplates the facade serves.")
 	fs.StringVar(&api.Auth, "auth", api.Auth, "Authentication of the facade: none, or kubernetes (bearer tokens, TokenReview and SubjectAccessReview).")
 	fs.DurationVar(&api.AuthCacheTTL, "auth-cache-ttl", api.AuthCacheTTL, "How long the facade reuses an authentication or authorization decision.")
-	fs.StringVar(&api.TLSCertFile, "tls-cert-file", "", "Certificate of the facade; with --tls-private-key-file it serves HTTPS.")
+	fs.StringVar(&api.TLSCertFile, "tls-cert-file", "", "Certificate of the facade; with --tls-private-key-file it serves HTTPS, reloading both when they change.")
+	fs.Func("api-audiences", "Comma-separated audiences a facade bearer token must be valid for (TokenReview); empty means the API server's own. A dedicated audience keeps facade tokens from working against the API server.", func(v string) error {
+		api.Audiences = nil
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				api.Audiences = append(api.Audiences, a)
+			}
+		}
+		return nil
+	})
+	fs.BoolVar(&api.InsecureAuthOverHTTP, "insecure-auth-over-http", false, "Let --auth=kubernetes serve plain HTTP, sending bearer tokens in clear text. Without it, --auth=kubernetes needs a TLS certificate.")
 	fs.StringVar(&api.TLSKeyFile, "tls-private-key-file", "", "Private key of the facade's certificate.")
 	fs.StringVar(&timeZone, "time-zone", "UTC", "Time zone of the facade's yyyy-MM-dd HH:mm:ss times, as an IANA name.")
+	fs.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	config.RegisterFlags(fs)
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if showVersion {
+		fmt.Println(version.String("manager"))
+		return nil
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 	log := ctrl.Log.WithName("setup")
@@ -111,12 +136,16 @@ func run(ctx context.Context, args []string) error {
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElection && runControllers,
 		LeaderElectionID:       "edgeplane-manager.edge.edgeplane.io",
-		Cache:                  controllers.CacheOptions(o),
-		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: concurrency},
+		// A replica that stops hands over at once rather than after the
+		// lease expires; safe because Start returns only once every
+		// reconciler has stopped.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         controllers.CacheOptions(o),
+		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: concurrency},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -140,8 +169,22 @@ func run(ctx context.Context, args []string) error {
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("informers", func(*http.Request) error { return cacheSynced(mgr) }))
 
-	log.Info("Starting manager", "controllers", runControllers, "facade", api.BindAddress)
+	log.Info("Starting manager", "version", version.Version(), "controllers", runControllers, "facade", api.BindAddress)
 	return mgr.Start(ctx)
+}
+
+// metricsOptions serve metrics as kubebuilder's scaffold does: over HTTPS
+// behind controller-runtime's authentication and authorization filter,
+// unless told otherwise.
+func metricsOptions(addr string, secure bool, certDir string) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
+	if secure {
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		if certDir != "" {
+			o.CertDir, o.CertName, o.KeyName = certDir, "tls.crt", "tls.key"
+		}
+	}
+	return o
 }
 
 // cacheSynced is the readiness of the manager: ready once its informer

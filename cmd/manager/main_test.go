@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
@@ -30,6 +31,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -49,8 +51,21 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func fetch(url string) (int, string) {
-	resp, err := http.Get(url)
+func fetch(url string) (int, string) { return fetchAs(url, "") }
+
+// fetchAs gets url with a bearer token (none when empty), trusting any
+// certificate: these tests are about who may read, not about whose
+// certificate it is.
+func fetchAs(url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
+	resp, err := insecure.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -104,11 +119,18 @@ func TestManager(t *testing.T) {
 		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
 
+	t.Run("prints its version", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(run(ctx, []string{"--version"})).To(Succeed(), "and starts nothing")
+	})
+
 	t.Run("refuses bad flags", func(t *testing.T) {
 		g := NewWithT(t)
 		for _, args := range [][]string{
 			{"--kubeconfig", kc, "--auth", "bogus", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
 			{"--kubeconfig", kc, "--tls-cert-file", "cert.pem"},
+			// Bearer tokens never travel in clear text unless asked for by name.
+			{"--kubeconfig", kc, "--auth", "kubernetes", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
 			{"--kubeconfig", kc, "--time-zone", "Mars/Olympus_Mons"},
 			{"--kubeconfig", kc, "--controllers=false", "--api-bind-address", "0"},
 			{"--no-such-flag"},
@@ -143,9 +165,31 @@ func TestManager(t *testing.T) {
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	g.Expect(page.Data.List[0]["createdTime"]).To(Equal(node.CreationTimestamp.In(shanghai).Format(time.DateTime)), "--time-zone applies")
 
-	_, m := fetch("http://" + metrics + "/metrics")
+	// Metrics are served over HTTPS to those who may get /metrics.
+	metricsURL := "https://" + metrics + "/metrics"
+	code, _ := fetchAs(metricsURL, "")
+	g.Expect(code).To(Equal(http.StatusUnauthorized), "no token")
+	stranger, err := testenv.ServiceAccountToken(ctx, env.Config, "legacy", "stranger")
+	g.Expect(err).NotTo(HaveOccurred())
+	code, _ = fetchAs(metricsURL, stranger)
+	g.Expect(code).To(Equal(http.StatusForbidden), "a token without the metrics reader role")
+	// Granted before its first request: the filter caches a denial for 30 s.
+	token, err := testenv.ServiceAccountToken(ctx, env.Config, "legacy", "prometheus")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-metrics-reader"},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	})).To(Succeed())
+	g.Expect(c.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-metrics-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "test-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "legacy", Name: "prometheus"}},
+	})).To(Succeed())
+	var m string
+	g.Eventually(func() int { code, m = fetchAs(metricsURL, token); return code }).Should(Equal(http.StatusOK))
 	g.Expect(m).To(ContainSubstring(`controller_runtime_reconcile_total{controller="edgenode",result="success"}`))
 	g.Expect(m).To(ContainSubstring(`edgeplane_api_requests_total{code="200",method="GET",route="listNodes"}`))
+	g.Expect(m).To(MatchRegexp(`edgeplane_build_info\{goversion="go[^"]+",version="[^"]+"\} 1`))
 	g.Expect(stop()).To(Succeed())
 
 	t.Run("serves the facade alone as a read replica", func(t *testing.T) {

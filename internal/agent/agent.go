@@ -26,7 +26,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -43,6 +42,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/names"
 	"github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/version"
 )
 
 // FieldOwner is the field manager of every agent's writes.
@@ -82,6 +82,10 @@ type Options struct {
 	// ResyncInterval is how often each node lists its runtime's containers
 	// in full, in case the event stream missed a change.
 	ResyncInterval time.Duration
+	// MinReportInterval is the least time between two reports of a node:
+	// 0 reports every change at once; more batches the changes of that
+	// long into one apply, fewer writes for a later report.
+	MinReportInterval time.Duration
 	// StopTimeout is how long a container may take to exit when it is
 	// stopped before the runtime kills it.
 	StopTimeout time.Duration
@@ -110,24 +114,9 @@ func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
-		AgentVersion: "edge-agent/" + Version(), StartDelay: 2 * time.Second, SystemContainers: 1,
+		AgentVersion: "edge-agent/" + version.Version(), StartDelay: 2 * time.Second, SystemContainers: 1,
 	}
 }
-
-// Version is the agent's version: the one stamped at build time into
-// main.version of the binary, else the module's.
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
-// version is set at build time: -ldflags "-X .../internal/agent.version=v1.2.3".
-var version string
 
 // Run runs the agent's nodes until ctx is done.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {

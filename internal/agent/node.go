@@ -67,6 +67,7 @@ type node struct {
 	dirty                  bool
 	lease                  *coordinationv1.Lease
 	nextRenew, nextMetrics time.Time
+	lastReport             time.Time
 	silentFrom, silentTo   time.Time
 	log                    func(msg string, kv ...any)
 }
@@ -201,12 +202,14 @@ func (s *node) step(ctx context.Context) {
 		s.sample(ctx)
 		s.nextMetrics = now.Add(s.o.MetricsInterval)
 	}
-	if s.dirty {
+	// Changes within MinReportInterval of the last report wait for a
+	// later step, which reports them all in one apply.
+	if s.dirty && now.Sub(s.lastReport) >= s.o.MinReportInterval {
 		if err := s.report(ctx, desired); err != nil {
 			s.log("Reporting failed; retrying", "error", err.Error())
 			return
 		}
-		s.dirty = false
+		s.dirty, s.lastReport = false, now
 	}
 }
 

@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// The facade client roles shipped in config/rbac grant exactly what the
+// facade's SubjectAccessReviews ask for on their routes, and nothing more:
+// viewer every GET route, editor GET and POST, deleter GET and DELETE.
+func TestFacadeRolesMatchRoutes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "facade_roles.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]rbacv1.ClusterRole{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var r rbacv1.ClusterRole
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		roles[r.Name] = r
+	}
+	want := map[string][]string{
+		"facade-viewer":  {http.MethodGet},
+		"facade-editor":  {http.MethodGet, http.MethodPost},
+		"facade-deleter": {http.MethodGet, http.MethodDelete},
+	}
+	if len(roles) != len(want) {
+		t.Fatalf("config/rbac/facade_roles.yaml has roles %v, want %v", keys(roles), keys(want))
+	}
+	routes := (&Server{}).routes()
+	for name, methods := range want {
+		role, ok := roles[name]
+		if !ok {
+			t.Errorf("no role %s", name)
+			continue
+		}
+		needed := map[string]bool{}
+		for _, rt := range routes {
+			allowed := allows(role.Rules, rt.verb, rt.resource)
+			if in := slices.Contains(methods, rt.method); in != allowed {
+				t.Errorf("%s allows %s %s (%s %s): %v, want %v", name, rt.method, rt.pattern, rt.verb, rt.resource, allowed, in)
+			}
+			if slices.Contains(methods, rt.method) {
+				needed[rt.verb+" "+rt.resource] = true
+			}
+		}
+		for _, r := range role.Rules {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if !needed[v+" "+res] {
+						t.Errorf("%s grants %s %s, which none of its routes asks for", name, v, res)
+					}
+				}
+			}
+		}
+	}
+}
+
+// allows says whether rules grant verb on resource of edgeplane's group;
+// wildcards are not expected in these roles and grant nothing here.
+func allows(rules []rbacv1.PolicyRule, verb, resource string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, edgev1alpha1.GroupVersion.Group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
