@@ -3,8 +3,8 @@
 # Tools and envtest binaries are built from the Go module proxy into this
 # cache, outside the repository, once per pinned version.
 export EDGEPLANE_CACHE ?= $(HOME)/.cache/edgeplane
-IMG ?= edgeplane/manager:latest
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMG ?= edgeplane/manager:$(VERSION)
 LDFLAGS = -s -w -X github.com/edgeplane/edgeplane/internal/version.version=$(VERSION)
 # Edge devices the agent is built for: os/arch[/arm version].
 AGENT_PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7
@@ -101,6 +101,10 @@ uninstall: ## Remove the CRDs; refused while any EdgeNode, EdgeService, DeployRe
 		exit 1; \
 	fi
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: build-installer
+build-installer: ## Write the release bundle dist/install.yaml: CRDs, Lease namespace, RBAC, the manager (image IMG), Services, policies.
+	hack/build-installer.sh "$(IMG)" dist/install.yaml
 
 .PHONY: deploy
 deploy: ## Deploy CRDs, the Lease namespace, RBAC and the manager (image IMG) to the cluster of the current kubeconfig.

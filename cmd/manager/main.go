@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 		metricsAddr, probeAddr, timeZone string
 		leaderElection, runControllers   bool
 		showVersion, metricsSecure       bool
-		metricsCertDir                   string
+		metricsCertDir, electionNS       string
 		concurrency, burst               int
 		qps                              float64
 	)
@@ -80,6 +80,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key of the metrics endpoint, reloaded when they change; empty means a self-signed certificate.")
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	fs.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
+	fs.StringVar(&electionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty means the manager's own namespace when it runs in a pod.")
 	fs.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
 	fs.Float64Var(&qps, "kube-api-qps", 50, "Queries per second to the API server the manager may make.")
 	fs.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server above kube-api-qps.")
@@ -135,11 +136,12 @@ func run(ctx context.Context, args []string) error {
 	}
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElection && runControllers,
-		LeaderElectionID:       "edgeplane-manager.edge.edgeplane.io",
+		Scheme:                  scheme.Scheme,
+		Metrics:                 metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElection && runControllers,
+		LeaderElectionID:        "edgeplane-manager.edge.edgeplane.io",
+		LeaderElectionNamespace: electionNS,
 		// A replica that stops hands over at once rather than after the
 		// lease expires; safe because Start returns only once every
 		// reconciler has stopped.

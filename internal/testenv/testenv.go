@@ -112,8 +112,9 @@ func New() (*envtest.Environment, error) {
 }
 
 // ServiceAccountToken creates the ServiceAccount namespace/name unless it
-// exists and returns a token of it, valid for ten minutes.
-func ServiceAccountToken(ctx context.Context, cfg *rest.Config, namespace, name string) (string, error) {
+// exists and returns a token of it for the audiences given (none: the API
+// server's own), valid for ten minutes.
+func ServiceAccountToken(ctx context.Context, cfg *rest.Config, namespace, name string, audiences ...string) (string, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return "", err
@@ -123,7 +124,7 @@ func ServiceAccountToken(ctx context.Context, cfg *rest.Config, namespace, name 
 		return "", err
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600), Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
