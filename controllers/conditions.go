@@ -20,6 +20,8 @@ package controllers
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // FieldOwner is the field manager of every write the controllers make, so
@@ -34,4 +36,49 @@ func setCondition(conds []metav1.Condition, generation int64, typ string, status
 		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
 	})
 	return out
+}
+
+// problem is why an object is not ready: a condition reason and message.
+type problem struct{ reason, message string }
+
+// Summary conditions, read by GitOps tools and kubectl wait.
+const (
+	// conditionReconciling and conditionStalled are kstatus' abnormal-true
+	// conditions: kstatus (Flux, kpt, cli-utils) reads an object with
+	// Reconciling True as InProgress and with Stalled True as Failed, and
+	// reads no other condition of a custom resource.
+	conditionReconciling = "Reconciling"
+	conditionStalled     = "Stalled"
+	reasonReady          = "Ready"
+	reasonStable         = "Stable"
+)
+
+// summarize sets Ready, Reconciling and Stalled on a copy of conds: Ready
+// is True when nothing is in progress and nothing failed, else False with
+// the failure's reason (first) or the progress'; Stalled mirrors the
+// failure and Reconciling the progress.
+func summarize(conds []metav1.Condition, gen int64, failed, progressing *problem) []metav1.Condition {
+	ready := problem{reasonReady, "Nothing is in progress and nothing failed."}
+	switch {
+	case failed != nil:
+		ready = *failed
+	case progressing != nil:
+		ready = *progressing
+	}
+	status := metav1.ConditionTrue
+	if failed != nil || progressing != nil {
+		status = metav1.ConditionFalse
+	}
+	out := setCondition(conds, gen, edgev1alpha1.ConditionReady, status, ready.reason, ready.message)
+	out = setAbnormal(out, gen, conditionStalled, failed)
+	return setAbnormal(out, gen, conditionReconciling, progressing)
+}
+
+// setAbnormal sets an abnormal-true condition: True with the problem, or
+// False when there is none.
+func setAbnormal(conds []metav1.Condition, gen int64, typ string, p *problem) []metav1.Condition {
+	if p == nil {
+		return setCondition(conds, gen, typ, metav1.ConditionFalse, reasonStable, "None.")
+	}
+	return setCondition(conds, gen, typ, metav1.ConditionTrue, p.reason, p.message)
 }

@@ -263,6 +263,27 @@ func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeServi
 	default:
 		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected, "Every instance is placed and none failed.")
 	}
+	st.Conditions = summarize(st.Conditions, gen, serviceFailure(st.Conditions), serviceProgress(st.Conditions))
+}
+
+// serviceFailure is what makes a service Stalled: Degraded.
+func serviceFailure(conds []metav1.Condition) *problem {
+	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		return &problem{c.Reason, c.Message}
+	}
+	return nil
+}
+
+// serviceProgress is what keeps a service Reconciling: a rollout under way,
+// or instances not yet available for any other reason.
+func serviceProgress(conds []metav1.Condition) *problem {
+	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
+		return &problem{c.Reason, c.Message}
+	}
+	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionAvailable); c != nil && c.Status != metav1.ConditionTrue {
+		return &problem{c.Reason, c.Message}
+	}
+	return nil
 }
 
 // emitTransitions records Events for what changed for the worse.
@@ -326,6 +347,7 @@ func (r *EdgeServiceReconciler) markDeployed(ctx context.Context, rec *edgev1alp
 		return nil
 	}
 	patch := client.MergeFrom(rec.DeepCopy())
+	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.Conditions = setCondition(rec.Status.Conditions, rec.Generation, edgev1alpha1.ConditionDeployed, metav1.ConditionTrue,
 		edgev1alpha1.ReasonAllInstancesReady, fmt.Sprintf("All %d instances ran revision %d.", st.Replicas, rec.Spec.Revision))
 	return client.IgnoreNotFound(r.Status().Patch(ctx, rec, patch))

@@ -119,6 +119,13 @@ func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev
 		want.Conditions = setCondition(want.Conditions, pt.Generation, conditionDeleting, metav1.ConditionTrue, edgev1alpha1.ReasonChildrenRemain,
 			fmt.Sprintf("The folder is deleted once its %d entries are gone.", children))
 	}
+	var progressing *problem
+	if c := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionParentReady); c.Status != metav1.ConditionTrue {
+		progressing = &problem{c.Reason, c.Message}
+	} else if c := meta.FindStatusCondition(want.Conditions, conditionDeleting); c != nil && c.Status == metav1.ConditionTrue {
+		progressing = &problem{c.Reason, c.Message}
+	}
+	want.Conditions = summarize(want.Conditions, pt.Generation, nil, progressing)
 	if equality.Semantic.DeepEqual(want, &pt.Status) {
 		return nil
 	}

@@ -102,6 +102,11 @@ type DeployRecordSpec struct {
 
 // DeployRecordStatus is what happened to a revision after it was recorded.
 type DeployRecordStatus struct {
+	// observedGeneration is the generation the controller last wrote the
+	// status for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// conditions hold Deployed: True once every instance ran this revision.
 	// +optional
 	// +listType=map

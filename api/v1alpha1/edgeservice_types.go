@@ -194,7 +194,8 @@ type EdgeServiceStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.factor,statuspath=.status.replicas
 // +kubebuilder:resource:shortName=es,categories=edge
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`,priority=1

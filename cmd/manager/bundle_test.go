@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -108,8 +109,19 @@ func TestReleaseBundle(t *testing.T) {
 		}
 		args = append(args, a)
 	}
-	stop := start(t, args...)
-	defer func() { g.Expect(stop()).To(Succeed()) }()
+	// A process of its own, as in the pod: one manager per process.
+	bin := filepath.Join(tmp, "manager")
+	out, err = exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	manager, err := procs.Start(ctx, tmp, "manager", bin, args...)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer procs.Stop(manager)
+	defer func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(tmp, "manager.log"))
+			t.Logf("manager log:\n%s", log)
+		}
+	}()
 
 	// An agent (played by the test) reports a node; the manager, with the
 	// bundle's RBAC, brings it online and deploys a service on it.
