@@ -25,9 +25,9 @@ import (
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
-	lua "github.com/yuin/gopher-lua"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	lua "github.com/yuin/gopher-lua"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
