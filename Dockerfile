@@ -1,11 +1,19 @@
-# Builds the manager image. (The development machines have no container
-# engine; this is for clusters that build images elsewhere.)
-FROM golang:1.26 AS build
+# Builds the manager image where a container registry is reachable (docker
+# buildx build --platform linux/amd64,linux/arm64 .). Machines that reach
+# only the Go module proxy build the same image with `make image`.
+ARG GOPROXY=https://proxy.golang.org,direct
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG GOPROXY
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+ENV GOPROXY=$GOPROXY
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -o /manager ./cmd/manager
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
+    -ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/version.version=$VERSION" -o /manager ./cmd/manager
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /manager /manager

@@ -5,6 +5,9 @@
 export EDGEPLANE_CACHE ?= $(HOME)/.cache/edgeplane
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= edgeplane/manager:$(VERSION)
+AGENT_IMG ?= edgeplane/edge-agent:$(VERSION)
+# Platforms of the images.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 LDFLAGS = -s -w -X github.com/edgeplane/edgeplane/internal/version.version=$(VERSION)
 # Edge devices the agent is built for: os/arch[/arm version].
 AGENT_PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7
@@ -78,6 +81,18 @@ agent: ## Cross-compile static edge-agent binaries for AGENT_PLATFORMS into bin/
 			-ldflags "$(LDFLAGS)" -o $$out ./cmd/edge-agent; \
 		echo "$$out"; \
 	done
+
+.PHONY: image
+image: ## Build the manager and edge-agent images (IMG, AGENT_IMG) for IMAGE_PLATFORMS into dist/images, from the Go module proxy alone.
+	@for p in $(IMAGE_PLATFORMS); do \
+		IFS=/ read -r os arch <<<"$$p"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o bin/image/$$os-$$arch/ ./cmd/manager ./cmd/edge-agent; \
+	done
+	go run ./hack/image --name $(IMG) --entrypoint /manager --version $(VERSION) --out dist/images \
+		$(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=bin/image/$(subst /,-,$(p))/manager)
+	go run ./hack/image --name $(AGENT_IMG) --entrypoint /edge-agent --version $(VERSION) --out dist/images \
+		$(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=bin/image/$(subst /,-,$(p))/edge-agent)
+	@echo "load one: docker load -i dist/images/manager-linux-amd64.tar (or podman load); push all platforms: skopeo copy --all oci:dist/images/manager.oci docker://$(IMG)"
 
 .PHONY: run
 run: ## Run the manager against the cluster of the current kubeconfig.

@@ -151,7 +151,7 @@ var _ = Describe("Samples", func() {
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "SERVICE", "REVISION", "IMAGE", "AGE"}))
 		out, err = kubectl("get", "pt", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "TYPE", "NAME", "PATH", "AGE"}))
+		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "TYPE", "NAME", "PATH", "READY", "AGE"}))
 	})
 })
 
