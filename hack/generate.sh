@@ -14,4 +14,8 @@ fi
 if [[ $what == manifests || $what == all ]]; then
   "$cg" rbac:roleName=manager-role crd:allowDangerousTypes=true paths=./... \
     output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+  # The Helm chart carries the same CRDs and the same manager role.
+  rm -f charts/edgeplane/crds/*.yaml
+  cp config/crd/bases/*.yaml charts/edgeplane/crds/
+  cp config/rbac/role.yaml charts/edgeplane/files/manager-role.yaml
 fi

@@ -1,0 +1,313 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+// TestHelmChart renders charts/edgeplane with Helm's Go library at the
+// default values and at others, applies each for real to an API server
+// that has only the chart's CRDs, and fails when the default render and
+// config/default disagree about a resource, an RBAC rule or a flag.
+func TestHelmChart(t *testing.T) {
+	root := testenv.RepoRoot()
+	chrt, err := loader.Load(filepath.Join(root, "charts", "edgeplane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("carries config's CRDs", func(t *testing.T) {
+		if len(chrt.CRDObjects()) != 4 {
+			t.Errorf("the chart has %d CRDs in crds/, want 4", len(chrt.CRDObjects()))
+		}
+		for _, crd := range chrt.CRDObjects() {
+			want, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", filepath.Base(crd.Filename)))
+			if err != nil || !bytes.Equal(crd.File.Data, want) {
+				t.Errorf("charts/edgeplane/%s differs from config/crd/bases: run make manifests", crd.Filename)
+			}
+		}
+	})
+
+	defaults := renderChart(t, chrt, "edgeplane", "edgeplane-system", nil)
+	t.Run("agrees with config/default", func(t *testing.T) {
+		out, err := exec.Command(filepath.Join(assetsDir(t), "kubectl"), "kustomize", filepath.Join(root, "config", "default")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		config := map[string]*unstructured.Unstructured{}
+		for _, u := range decodeYAML(t, out) {
+			if u.GetKind() == "CustomResourceDefinition" || (u.GetKind() == "Namespace" && u.GetName() == "edgeplane-system") {
+				continue // the chart's crds/, and the release namespace Helm creates
+			}
+			config[objectKey(u)] = u
+		}
+		chart := map[string]*unstructured.Unstructured{}
+		for _, u := range defaults {
+			chart[objectKey(u)] = u
+		}
+		if got, want := sortedKeys(chart), sortedKeys(config); !slices.Equal(got, want) {
+			t.Fatalf("the chart renders\n  %v\nconfig/default\n  %v", got, want)
+		}
+		for key, want := range config {
+			got := chart[key]
+			for _, field := range comparedFields(want.GetKind()) {
+				w, g := fieldAt(want.Object, field), fieldAt(got.Object, field)
+				if !reflect.DeepEqual(normalize(w), normalize(g)) {
+					t.Errorf("%s: %s differs:\n  chart  %v\n  config %v", key, strings.Join(field, "."), g, w)
+				}
+			}
+		}
+	})
+
+	other := map[string]any{
+		"replicas":            3,
+		"leaderElection":      false,
+		"leaseNamespace":      "edge-leases",
+		"apiNamespace":        "legacy",
+		"facade":              map[string]any{"auth": "none", "audiences": []any{}, "tlsSecretName": "", "timeZone": "Asia/Shanghai"},
+		"metrics":             map[string]any{"secure": false},
+		"networkPolicy":       map[string]any{"enabled": false},
+		"podDisruptionBudget": map[string]any{"enabled": false},
+		"resources":           map[string]any{"limits": map[string]any{"memory": "1Gi"}},
+		"extraArgs":           []any{"--concurrency=8"},
+	}
+	custom := renderChart(t, chrt, "edge2", "edge2-system", other)
+	t.Run("renders other values as asked", func(t *testing.T) {
+		kinds := map[string]int{}
+		var args []string
+		for _, u := range custom {
+			kinds[u.GetKind()]++
+			if u.GetKind() == "Deployment" {
+				c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+				for _, a := range c[0].(map[string]any)["args"].([]any) {
+					args = append(args, a.(string))
+				}
+				if r := normalize(fieldAt(u.Object, []string{"spec", "replicas"})); r != float64(3) {
+					t.Errorf("replicas %v, want 3", r)
+				}
+			}
+		}
+		for _, kind := range []string{"NetworkPolicy", "PodDisruptionBudget", "Role", "RoleBinding"} {
+			if kinds[kind] != 0 {
+				t.Errorf("%d %s rendered though turned off", kinds[kind], kind)
+			}
+		}
+		for _, want := range []string{"--auth=none", "--metrics-secure=false", "--lease-namespace=edge-leases", "--api-namespace=legacy", "--time-zone=Asia/Shanghai", "--concurrency=8"} {
+			if !slices.Contains(args, want) {
+				t.Errorf("args %v lack %s", args, want)
+			}
+		}
+		for _, unwanted := range []string{"--leader-elect", "--tls-cert-file=/tls/tls.crt", "--api-audiences=edgeplane-facade"} {
+			if slices.Contains(args, unwanted) {
+				t.Errorf("args %v have %s", args, unwanted)
+			}
+		}
+		// The manager knows every flag the chart gives it (--version stops
+		// it once they have parsed).
+		cmd := exec.Command("go", append([]string{"run", "./cmd/manager"}, append(args, "--version")...)...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the manager refuses the chart's flags %v: %v\n%s", args, err, out)
+		}
+	})
+
+	t.Run("is accepted by the API server, both renders", func(t *testing.T) {
+		env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t), Scheme: testenv.Scheme}
+		for _, crd := range chrt.CRDObjects() {
+			env.CRDInstallOptions.Paths = append(env.CRDInstallOptions.Paths, filepath.Join(root, "charts", "edgeplane", crd.Filename))
+		}
+		if _, err := env.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Stop() })
+		c, err := client.New(env.Config, client.Options{Scheme: testenv.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, ns := range []string{"edgeplane-system", "edge2-system", "legacy"} {
+			if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, u := range append(defaults, custom...) {
+			if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("helm-test"), client.ForceOwnership); err != nil {
+				t.Errorf("applying %s: %v", objectKey(u), err)
+			}
+		}
+	})
+}
+
+// renderChart renders the chart's templates as helm install would.
+func renderChart(t *testing.T, c *chart.Chart, release, namespace string, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(c, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []*unstructured.Unstructured
+	for _, name := range names {
+		if strings.HasSuffix(name, "NOTES.txt") || strings.HasSuffix(name, ".tpl") {
+			continue
+		}
+		out = append(out, decodeYAML(t, []byte(files[name]))...)
+	}
+	return out
+}
+
+// comparedFields are the fields of a kind on which the chart and config
+// must agree; labels, selectors and the image are allowed to differ.
+func comparedFields(kind string) [][]string {
+	switch kind {
+	case "ClusterRole", "Role":
+		return [][]string{{"rules"}, {"metadata", "annotations"}}
+	case "ClusterRoleBinding", "RoleBinding":
+		return [][]string{{"roleRef"}, {"subjects"}}
+	case "Deployment":
+		return [][]string{
+			{"spec", "replicas"}, {"spec", "template", "spec", "serviceAccountName"}, {"spec", "template", "spec", "securityContext"},
+			{"spec", "template", "spec", "volumes"}, {"spec", "template", "spec", "containers", "0", "args"},
+			{"spec", "template", "spec", "containers", "0", "ports"}, {"spec", "template", "spec", "containers", "0", "resources"},
+			{"spec", "template", "spec", "containers", "0", "securityContext"}, {"spec", "template", "spec", "containers", "0", "volumeMounts"},
+		}
+	case "Service":
+		return [][]string{{"spec", "ports"}}
+	case "PodDisruptionBudget":
+		return [][]string{{"spec", "minAvailable"}}
+	case "NetworkPolicy":
+		return [][]string{{"spec", "policyTypes"}, {"spec", "ingress"}}
+	case "Namespace":
+		return [][]string{{"metadata", "labels", "pod-security.kubernetes.io/enforce"}}
+	}
+	return nil
+}
+
+// fieldAt is the value at a path of map keys and list indexes; nil when absent.
+func fieldAt(v any, path []string) any {
+	for _, p := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// normalize makes YAML numbers of either decoder compare equal.
+func normalize(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = normalize(e)
+		}
+		return out
+	case int64:
+		return float64(v)
+	case int:
+		return float64(v)
+	}
+	return v
+}
+
+func objectKey(u *unstructured.Unstructured) string {
+	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+}
+
+func sortedKeys(m map[string]*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func decodeYAML(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+func assetsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
