@@ -17,16 +17,11 @@ limitations under the License.
 package hack
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/testenv"
@@ -47,15 +42,12 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 	}
 
 	kinds := map[string]int{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	objs, err := testenv.DecodeYAML(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, u := range objs {
 		kinds[u.GetKind()]++
 		if u.GetKind() == "Namespace" {
 			// Later namespaced objects need it to exist; a dry run would not create it.
