@@ -59,6 +59,10 @@ type kubeAuthorizer struct {
 	decisions *utilcache.LRUExpireCache // token hash + verb + resource -> bool
 }
 
+// reviewTimeout bounds a TokenReview or SubjectAccessReview, so that a slow
+// or stopped API server answers a request with 503 rather than holding it.
+const reviewTimeout = 5 * time.Second
+
 func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, ttl time.Duration) (*kubeAuthorizer, error) {
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -96,7 +100,9 @@ func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error
 	for k, v := range user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
 	}
-	sar, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(r.Context(), &authorizationv1.SubjectAccessReview{
+	ctx, cancel := context.WithTimeout(r.Context(), reviewTimeout)
+	defer cancel()
+	sar, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 		Spec: authorizationv1.SubjectAccessReviewSpec{
 			ResourceAttributes: ra, User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
 		},
@@ -112,6 +118,8 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 	if u, ok := a.users.Get(key); ok {
 		return u.(*authenticationv1.UserInfo), nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	defer cancel()
 	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
 		Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences},
 	}, metav1.CreateOptions{})

@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,19 +150,30 @@ func parseBool(q url.Values, name string) (bool, *apiError) {
 	return b, nil
 }
 
-// decodeBody reads a JSON body of at most maxBody bytes into v.
+// decodeBody reads a JSON body of at most maxBody bytes into v. A body over
+// the limit is a 413 whatever it holds; an object that gives a key twice,
+// or in two spellings that differ only in case (which encoding/json would
+// settle silently, last one wins), is a 400.
 func decodeBody(r *http.Request, v any) *apiError {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return errorf(http.StatusUnsupportedMediaType, "The body must be JSON, sent with Content-Type: application/json.")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return errorf(http.StatusRequestEntityTooLarge, "The body is larger than %d bytes.", maxBody)
+	case err != nil:
+		return errorf(http.StatusBadRequest, "The body could not be read: %v.", err)
+	}
+	if key := repeatedKey(data); key != "" {
+		return badField(key, "is given more than once (keys are matched without regard to case)")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
 		var typeErr *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &tooLarge):
-			return errorf(http.StatusRequestEntityTooLarge, "The body is larger than %d bytes.", maxBody)
 		case errors.As(err, &typeErr) && typeErr.Field != "":
 			return badField(typeErr.Field, "must be of type "+typeErr.Type.String())
 		case errors.Is(err, io.EOF):
@@ -173,4 +185,48 @@ func decodeBody(r *http.Request, v any) *apiError {
 		return errorf(http.StatusBadRequest, "The body must hold exactly one JSON object.")
 	}
 	return nil
+}
+
+// repeatedKey returns the first key that an object of the JSON document
+// gives twice, comparing keys without regard to case, as encoding/json
+// matches them to fields; "" when there is none or the document is not
+// valid JSON (decoding then says why).
+func repeatedKey(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func() (string, bool)
+	walk = func() (string, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return "", false
+				}
+				key, _ := k.(string)
+				if seen[strings.ToLower(key)] {
+					return key, true
+				}
+				seen[strings.ToLower(key)] = true
+				if key, found := walk(); found || key != "" {
+					return key, found
+				}
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if key, found := walk(); found || key != "" {
+					return key, found
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return "", false
+	}
+	key, _ := walk()
+	return key
 }

@@ -324,9 +324,20 @@ func instrument(route string, next http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		defer func() {
-			requestsTotal.WithLabelValues(route, r.Method, strconv.Itoa(sw.code)).Inc()
+			requestsTotal.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(sw.code)).Inc()
 			requestDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// methodLabel is the method as a metric label: the client chooses the
+// method, so any but the standard ones fold into "other", one series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }

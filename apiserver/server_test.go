@@ -19,6 +19,7 @@ package apiserver_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -72,6 +73,38 @@ var _ = Describe("Every response", func() {
 		}
 		Expect(counts["listNodes 200"]).To(BeNumerically(">=", 1))
 		Expect(counts["getContainer 404"]).To(BeNumerically(">=", 1))
+	})
+
+	It("folds methods a client makes up into one metric label value", func() {
+		methods := func() map[string]bool {
+			families, err := metrics.Registry.Gather()
+			Expect(err).NotTo(HaveOccurred())
+			out := map[string]bool{}
+			for _, f := range families {
+				if f.GetName() == "edgeplane_api_requests_total" {
+					for _, m := range f.GetMetric() {
+						for _, l := range m.GetLabel() {
+							if l.GetName() == "method" {
+								out[l.GetValue()] = true
+							}
+						}
+					}
+				}
+			}
+			return out
+		}
+		for i := range 2000 {
+			req, err := http.NewRequestWithContext(ctx, fmt.Sprintf("M%06d", i), baseURL+"/api/v1/node", nil)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			_ = resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusMethodNotAllowed))
+		}
+		for m := range methods() {
+			Expect([]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "other"}).To(ContainElement(m))
+		}
+		Expect(methods()).To(HaveKey("other"))
 	})
 
 	It("serves the OpenAPI document of the contract", func() {

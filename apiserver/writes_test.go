@@ -118,6 +118,11 @@ var _ = Describe("DELETE /api/v1/service/path", func() {
 		Entry("no content type", "", `{"path":"/"}`, 415, ""),
 		Entry("a text body", "text/plain", `/`, 415, ""),
 		Entry("a body over 1 MiB", "application/json", `{"path":"/`+strings.Repeat("a", 1<<20)+`"}`, 413, ""),
+		Entry("a body over 1 MiB that is not JSON", "application/json", strings.Repeat("x", 2<<20), 413, ""),
+		// encoding/json would take the last of these, or match Path to path.
+		Entry("the path key twice", "application/json", `{"path":"/none","path":"/"}`, 400, "path"),
+		Entry("the path key in two spellings", "application/json", `{"path":"/none","Path":"/"}`, 400, "Path"),
+		Entry("a repeated key deeper down", "application/json", `{"path":"/none","x":[{"a":1,"A":2}]}`, 400, "A"),
 	)
 })
 
