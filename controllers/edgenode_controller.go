@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -32,12 +33,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -55,8 +54,21 @@ type EdgeNodeReconciler struct {
 	Clock    clock.PassiveClock
 	// LeaseNamespace holds one Lease per node, named after the node.
 	LeaseNamespace string
-	// GracePeriod is how old a Lease may be before its node is offline.
+	// GracePeriod is how long a node may go without a renewal the
+	// controller observes before it is offline.
 	GracePeriod time.Duration
+
+	// renewals are, by node, the last renewTime each Lease carried and when
+	// the controller saw it change: liveness is timed by this clock, never
+	// by the agent's, as the Kubernetes node lifecycle controller does.
+	mu       sync.Mutex
+	renewals map[string]renewal
+}
+
+// renewal is a Lease's renewTime as written and when it was observed.
+type renewal struct {
+	renewTime time.Time
+	seenAt    time.Time
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes,verbs=get;list;watch
@@ -118,21 +130,46 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // liveness tells the node's state from its Lease, and how long until a live
-// Lease expires.
+// Lease expires: a grace period after the controller last saw the Lease's
+// renewTime change, whatever time the agent's clock wrote.
 func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration) {
 	if lease == nil {
 		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0
 	}
-	renewed := lease.CreationTimestamp.Time
-	if lease.Spec.RenewTime != nil {
-		renewed = lease.Spec.RenewTime.Time
-	}
-	left := renewed.Add(r.GracePeriod).Sub(r.Clock.Now())
+	left := r.observe(lease).seenAt.Add(r.GracePeriod).Sub(r.Clock.Now())
 	if left <= 0 {
 		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseExpired,
 			fmt.Sprintf("The agent has not renewed its Lease within the grace period of %s.", r.GracePeriod), 0
 	}
 	return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, "The agent renews its Lease.", left
+}
+
+// observe records a Lease's renewTime, stamped with the controller's clock
+// when it differs from the one last seen, and returns the record. A Lease
+// first seen (at start, or after a failover) counts as renewed now, so a
+// new leader gives every node a full grace period, as kubelets get.
+func (r *EdgeNodeReconciler) observe(lease *coordinationv1.Lease) renewal {
+	written := lease.CreationTimestamp.Time
+	if lease.Spec.RenewTime != nil {
+		written = lease.Spec.RenewTime.Time
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.renewals == nil {
+		r.renewals = map[string]renewal{}
+	}
+	seen, ok := r.renewals[lease.Name]
+	if !ok || !seen.renewTime.Equal(written) {
+		seen = renewal{renewTime: written, seenAt: r.Clock.Now()}
+		r.renewals[lease.Name] = seen
+	}
+	return seen
+}
+
+func (r *EdgeNodeReconciler) forget(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.renewals, node)
 }
 
 // countContainers fills in the container and service counts of a node from
@@ -206,9 +243,7 @@ func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1
 func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&edgev1alpha1.EdgeNode{}).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.nodeOfLease),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.LeaseNamespace }),
-				predicate.Funcs{UpdateFunc: r.renewalMatters})).
+		Watches(&coordinationv1.Lease{}, r.leaseEvents()).
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				enqueueNodes(q, e.Object)
@@ -227,16 +262,43 @@ func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-func (r *EdgeNodeReconciler) nodeOfLease(_ context.Context, o client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
+// leaseEvents observes every renewal of the lease namespace's Leases as it
+// arrives, and queues a reconcile only for what can change a node's state:
+// a Lease created or deleted, or renewed while its node is not online. A
+// live node's renewals only push its expiry further, and the reconcile
+// queued for that expiry reads the newest observation.
+func (r *EdgeNodeReconciler) leaseEvents() handler.EventHandler {
+	ours := func(o client.Object) bool { return o.GetNamespace() == r.LeaseNamespace }
+	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}})
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if lease, ok := e.Object.(*coordinationv1.Lease); ok && ours(lease) {
+				r.observe(lease)
+				enqueue(q, lease)
+			}
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if lease, ok := e.ObjectNew.(*coordinationv1.Lease); ok && ours(lease) {
+				r.observe(lease)
+				if r.notOnline(lease.Name) {
+					enqueue(q, lease)
+				}
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if ours(e.Object) {
+				r.forget(e.Object.GetName())
+				enqueue(q, e.Object)
+			}
+		},
+	}
 }
 
-// renewalMatters lets through the renewals of nodes that are not online:
-// a live node's renewals only push its expiry further, and the reconcile
-// queued for that expiry reads the newest Lease anyway.
-func (r *EdgeNodeReconciler) renewalMatters(e event.UpdateEvent) bool {
+func (r *EdgeNodeReconciler) notOnline(name string) bool {
 	node := &edgev1alpha1.EdgeNode{}
-	err := r.Get(context.Background(), types.NamespacedName{Name: e.ObjectNew.GetName()}, node)
+	err := r.Get(context.Background(), types.NamespacedName{Name: name}, node)
 	return err == nil && node.Status.Status != edgev1alpha1.NodeOnline
 }
 

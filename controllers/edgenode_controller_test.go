@@ -17,6 +17,7 @@ limitations under the License.
 package controllers_test
 
 import (
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 func nodeState(name string) func() edgev1alpha1.NodeState {
@@ -72,6 +74,44 @@ var _ = Describe("EdgeNode liveness", func() {
 		By("coming back online on the next renewal")
 		renewLease("live-1")
 		Eventually(nodeState("live-1"), opts.NodeGracePeriod).Should(Equal(edgev1alpha1.NodeOnline))
+	})
+})
+
+var _ = Describe("EdgeNode liveness with an agent whose clock is wrong", func() {
+	// renewSkewed renews the node's Lease every 300 ms with a clock off by
+	// skew, until the returned function is called.
+	renewSkewed := func(node string, skew time.Duration) (stop func()) {
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			for {
+				Expect(testenv.RenewLeaseAt(ctx, k8sClient, opts.LeaseNamespace, node, time.Now().Add(skew))).To(Succeed())
+				select {
+				case <-done:
+					return
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+		}()
+		var once sync.Once
+		stop = func() { once.Do(func() { close(done) }) }
+		DeferCleanup(stop)
+		return stop
+	}
+
+	It("keeps a node online while it renews, though its clock is an hour behind", func() {
+		createNode("skew-behind", "linux", nil)
+		renewSkewed("skew-behind", -time.Hour)
+		Eventually(nodeState("skew-behind")).Should(Equal(edgev1alpha1.NodeOnline))
+		Consistently(nodeState("skew-behind"), 2*opts.NodeGracePeriod, 100*time.Millisecond).Should(Equal(edgev1alpha1.NodeOnline))
+	})
+
+	It("takes a node offline a grace period after it stops, though its clock is an hour ahead", func() {
+		createNode("skew-ahead", "linux", nil)
+		stop := renewSkewed("skew-ahead", time.Hour)
+		Eventually(nodeState("skew-ahead")).Should(Equal(edgev1alpha1.NodeOnline))
+		stop()
+		Eventually(nodeState("skew-ahead"), 4*opts.NodeGracePeriod).Should(Equal(edgev1alpha1.NodeOffline))
 	})
 })
 

@@ -18,6 +18,7 @@ package testenv
 
 import (
 	"context"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +36,12 @@ const AgentFieldOwner = agent.FieldOwner
 // RenewLease renews a node's Lease in namespace as its agent would,
 // creating it first.
 func RenewLease(ctx context.Context, c client.Client, namespace, node string) error {
-	now := metav1.NowMicro()
+	return RenewLeaseAt(ctx, c, namespace, node, time.Now())
+}
+
+// RenewLeaseAt renews a node's Lease as an agent whose clock reads at.
+func RenewLeaseAt(ctx context.Context, c client.Client, namespace, node string, at time.Time) error {
+	now := metav1.NewMicroTime(at)
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: namespace}}
 	err := c.Get(ctx, client.ObjectKeyFromObject(lease), lease)
 	if apierrors.IsNotFound(err) {
