@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,9 +56,21 @@ type kubeAuthorizer struct {
 	namespace string
 	audiences []string
 	ttl       time.Duration
-	users     *utilcache.LRUExpireCache // token hash -> *authenticationv1.UserInfo or nil
+	// users holds tokens that authenticated, invalid the ones that did not:
+	// apart, so that a flood of made-up tokens cannot evict real users.
+	users     *utilcache.LRUExpireCache // token hash -> *authenticationv1.UserInfo
+	invalid   *utilcache.LRUExpireCache // token hash -> struct{}
 	decisions *utilcache.LRUExpireCache // token hash + verb + resource -> bool
+	// reviews limits the TokenReviews of tokens neither cache knows.
+	reviews *rate.Limiter
 }
+
+// TokenReviews of tokens the facade has not seen, per second and in a
+// burst: enough for every real client to sign in, not for a flood.
+const (
+	reviewRate  = 50
+	reviewBurst = 100
+)
 
 // reviewTimeout bounds a TokenReview or SubjectAccessReview, so that a slow
 // or stopped API server answers a request with 503 rather than holding it.
@@ -70,7 +83,8 @@ func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, t
 	}
 	return &kubeAuthorizer{
 		client: c, namespace: namespace, audiences: audiences, ttl: ttl,
-		users: utilcache.NewLRUExpireCache(4096), decisions: utilcache.NewLRUExpireCache(16384),
+		users: utilcache.NewLRUExpireCache(4096), invalid: utilcache.NewLRUExpireCache(4096), decisions: utilcache.NewLRUExpireCache(16384),
+		reviews: rate.NewLimiter(reviewRate, reviewBurst),
 	}, nil
 }
 
@@ -118,6 +132,13 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 	if u, ok := a.users.Get(key); ok {
 		return u.(*authenticationv1.UserInfo), nil
 	}
+	if _, ok := a.invalid.Get(key); ok {
+		return nil, nil
+	}
+	if !a.reviews.Allow() {
+		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 1,
+			msg: "Too many bearer tokens the facade has not seen yet are being checked; retry in a second."}
+	}
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
@@ -126,12 +147,12 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 	if err != nil {
 		return nil, fromKube(err)
 	}
-	var user *authenticationv1.UserInfo
-	if tr.Status.Authenticated {
-		user = &tr.Status.User
+	if !tr.Status.Authenticated {
+		a.invalid.Add(key, struct{}{}, a.ttl)
+		return nil, nil
 	}
-	a.users.Add(key, user, a.ttl)
-	return user, nil
+	a.users.Add(key, &tr.Status.User, a.ttl)
+	return &tr.Status.User, nil
 }
 
 func denied(allowed bool, user *authenticationv1.UserInfo, verb, resource string) error {

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -40,6 +41,8 @@ type apiError struct {
 	status int
 	msg    string
 	fields map[string]string
+	// retryAfter, when set, is sent as Retry-After, in seconds.
+	retryAfter int
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -107,6 +110,9 @@ func writeError(w http.ResponseWriter, err error) {
 	e := fromKube(err)
 	if len(e.fields) == 0 {
 		e.fields = nil
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	writeJSON(w, envelope{Status: e.status, Message: e.msg, FieldErrors: e.fields})
 }

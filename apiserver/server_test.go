@@ -17,14 +17,19 @@ limitations under the License.
 package apiserver_test
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	. "github.com/onsi/ginkgo/v2"
@@ -38,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 var _ = Describe("Every response", func() {
@@ -206,6 +212,70 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 	It("refuses requests without a valid bearer token with 401", func() {
 		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "").Status).To(Equal(http.StatusUnauthorized))
 		Expect(do(http.MethodGet, authURL+"/api/v1/node", "", nil, "not-a-token").Status).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("neither locks out a real user nor turns a flood of made-up tokens into as many TokenReviews", func() {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}, MaxIdleConnsPerHost: 16}}
+		get := func(token string) (int, time.Duration) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL+"/api/v1/node", nil)
+			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("Authorization", "Bearer "+token)
+			start := time.Now()
+			resp, err := hc.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			return resp.StatusCode, time.Since(start)
+		}
+		code, _ := get(viewer)
+		Expect(code).To(Equal(http.StatusOK))
+		reviews := func() float64 {
+			counts, err := testenv.APIRequests(ctx, cfg)
+			Expect(err).NotTo(HaveOccurred())
+			return counts["POST tokenreviews"]
+		}
+		before, began := reviews(), time.Now()
+
+		// The flood goes on until the real user has made its requests.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var done atomic.Bool
+		codes := map[int]int{}
+		for range 8 {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				for !done.Load() {
+					b := make([]byte, 24)
+					_, _ = rand.Read(b)
+					code, _ := get(hex.EncodeToString(b))
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+				}
+			})
+		}
+		var took []time.Duration
+		for range 500 {
+			code, d := get(viewer)
+			Expect(code).To(Equal(http.StatusOK), "the real user is served throughout")
+			took = append(took, d)
+		}
+		done.Store(true)
+		wg.Wait()
+		elapsed := time.Since(began)
+
+		flood := 0
+		for _, n := range codes {
+			flood += n
+		}
+		Expect(codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests]).To(Equal(flood), "%v", codes)
+		Expect(codes[http.StatusTooManyRequests]).To(BeNumerically(">", 0), "the flood hit the review limit")
+		made := reviews() - before
+		Expect(made).To(BeNumerically("<=", 100+50*elapsed.Seconds()+10), "TokenReviews are rate-limited: %v in %s", made, elapsed)
+		slices.Sort(took)
+		AddReportEntry("real user during a flood of made-up tokens",
+			fmt.Sprintf("real user p50 %s, p99 %s, max %s over %d requests; flood of %d requests (8 clients); %v TokenReviews in %s; flood answers %v",
+				took[len(took)/2], took[len(took)*99/100], took[len(took)-1], len(took), flood, made, elapsed.Round(time.Millisecond), codes))
 	})
 
 	It("refuses a token of the API server's audience: facade tokens are not API server tokens", func() {
