@@ -20,10 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -196,6 +198,40 @@ var _ = Describe("DeployRecords", func() {
 				Expect(r.Spec.Image.Ref).To(Equal(edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i))))
 			}
 		})
+	})
+})
+
+var _ = Describe("Finalizers", func() {
+	It("never drops a finalizer another controller added, even reconciling from a stale copy", func() {
+		ns := newNamespace()
+		svc := newStatic(ns, "fin", "fin-node")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		// The copy a cache held before anyone added a finalizer.
+		stale := getService(ns, "fin")
+		stale.Finalizers = nil
+
+		By("another controller adding its finalizer meanwhile")
+		const foreign = "example.com/keep"
+		live := getService(ns, "fin")
+		patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		live.Finalizers = append(live.Finalizers, foreign)
+		Expect(k8sClient.Patch(ctx, live, patch)).To(Succeed())
+		DeferCleanup(func() {
+			s := getService(ns, "fin")
+			p := client.MergeFrom(s.DeepCopy())
+			s.Finalizers = slices.DeleteFunc(s.Finalizers, func(f string) bool { return f == foreign })
+			Expect(client.IgnoreNotFound(k8sClient.Patch(ctx, s, p))).To(Succeed())
+		})
+
+		r := &controllers.EdgeServiceReconciler{
+			Client: &staleView{Client: k8sClient, svc: stale}, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
+		}
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
+		Expect(apierrors.IsConflict(errors.Unwrap(err))).To(BeTrue(), "a stale copy meets a conflict, not a blind overwrite: %v", err)
+		Expect(getService(ns, "fin").Finalizers).To(ContainElement(foreign))
+		Eventually(func() []string { return getService(ns, "fin").Finalizers }).Should(ContainElement(edgev1alpha1.FinalizerContainers),
+			"the running manager adds its own from a fresh copy")
+		Expect(getService(ns, "fin").Finalizers).To(ContainElement(foreign))
 	})
 })
 

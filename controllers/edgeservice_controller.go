@@ -79,12 +79,8 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if svc.DeletionTimestamp != nil {
 		return r.finalize(ctx, svc)
 	}
-	if !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers) {
-		patch := client.MergeFrom(svc.DeepCopy())
-		controllerutil.AddFinalizer(svc, edgev1alpha1.FinalizerContainers)
-		if err := r.Patch(ctx, svc, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, true); err != nil {
+		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
 
@@ -383,9 +379,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 	default:
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
 	}
-	patch := client.MergeFrom(svc.DeepCopy())
-	controllerutil.RemoveFinalizer(svc, edgev1alpha1.FinalizerContainers)
-	if err := r.Patch(ctx, svc, patch); err != nil {
+	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	r.history.drop(svc.UID)

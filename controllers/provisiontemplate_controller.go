@@ -77,14 +77,10 @@ func (r *ProvisionTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		if !controllerutil.ContainsFinalizer(pt, edgev1alpha1.FinalizerChildren) || children > 0 {
 			return ctrl.Result{}, r.writeStatus(ctx, pt, children)
 		}
-		patch := client.MergeFrom(pt.DeepCopy())
-		controllerutil.RemoveFinalizer(pt, edgev1alpha1.FinalizerChildren)
-		return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, pt, patch))
+		return ctrl.Result{}, client.IgnoreNotFound(setFinalizer(ctx, r.Client, pt, edgev1alpha1.FinalizerChildren, false))
 	}
-	if isFolder && !controllerutil.ContainsFinalizer(pt, edgev1alpha1.FinalizerChildren) {
-		patch := client.MergeFrom(pt.DeepCopy())
-		controllerutil.AddFinalizer(pt, edgev1alpha1.FinalizerChildren)
-		if err := r.Patch(ctx, pt, patch); err != nil {
+	if isFolder {
+		if err := setFinalizer(ctx, r.Client, pt, edgev1alpha1.FinalizerChildren, true); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
