@@ -57,11 +57,13 @@ func renewLease(node string) {
 // the returned function is called.
 func keepAlive(node string) (stopRenewing func()) {
 	renewLease(node)
-	stop := make(chan struct{})
+	stop, exited := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	stopRenewing = func() { once.Do(func() { close(stop) }) }
+	// Stopping waits for a renewal in flight, so none outlives the spec.
+	stopRenewing = func() { once.Do(func() { close(stop) }); <-exited }
 	DeferCleanup(stopRenewing)
 	go func() {
+		defer close(exited)
 		defer GinkgoRecover()
 		t := time.NewTicker(300 * time.Millisecond)
 		defer t.Stop()

@@ -18,6 +18,10 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -81,4 +85,43 @@ func setAbnormal(conds []metav1.Condition, gen int64, typ string, p *problem) []
 		return setCondition(conds, gen, typ, metav1.ConditionFalse, reasonStable, "None.")
 	}
 	return setCondition(conds, gen, typ, metav1.ConditionTrue, p.reason, p.message)
+}
+
+// Bounds on what the controllers write, so that a status or an event is
+// always one the API server accepts, however many instances fail and
+// however long their messages: a condition message may hold 32 KiB, an
+// event note 1 KiB.
+const (
+	maxListed    = 5
+	maxItemText  = 512
+	maxEventNote = 1000
+)
+
+// capList joins at most maxListed items, each cut to maxItemText bytes,
+// and says how many more there are.
+func capList(items []string) string {
+	shown := items
+	if len(shown) > maxListed {
+		shown = shown[:maxListed]
+	}
+	parts := make([]string, 0, len(shown)+1)
+	for _, it := range shown {
+		parts = append(parts, capText(it, maxItemText))
+	}
+	if more := len(items) - len(shown); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// capText cuts s to at most n bytes, on a rune boundary, marking the cut.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -17,7 +17,9 @@ limitations under the License.
 package controllers
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,5 +60,35 @@ func TestSummarize(t *testing.T) {
 	after := summarize(before, 2, nil, &problem{"Deploying", "2 instances are being deployed"})
 	if !meta.FindStatusCondition(after, "Ready").LastTransitionTime.Equal(&meta.FindStatusCondition(before, "Ready").LastTransitionTime) {
 		t.Error("Ready's transition time moved though its status did not")
+	}
+}
+
+func TestCaps(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1,200 bytes, two per rune
+	for _, tc := range []struct {
+		name  string
+		items []string
+		want  string
+	}{
+		{"a few, as they are", []string{"a", "b"}, "a; b"},
+		{"more than five: five and a count", []string{"1", "2", "3", "4", "5", "6", "7"}, "1; 2; 3; 4; 5; and 2 more"},
+	} {
+		if got := capList(tc.items); got != tc.want {
+			t.Errorf("%s: capList = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	got := capList([]string{long})
+	if len(got) > maxItemText || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Errorf("capList of a long item: %d bytes, valid UTF-8 %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-5:])
+	}
+	hundred := make([]string, 100)
+	for i := range hundred {
+		hundred[i] = strings.Repeat("x", 4096)
+	}
+	if n := len(capList(hundred)); n > maxListed*(maxItemText+2)+20 {
+		t.Errorf("100 messages of 4 KiB joined to %d bytes", n)
+	}
+	if got := capText("short", 10); got != "short" {
+		t.Errorf("capText cut a short text: %q", got)
 	}
 }

@@ -111,12 +111,15 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(want, &svc.Status) {
-		r.emitTransitions(svc, want)
+		before := svc.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		svc.Status = *want
 		if err := r.Status().Patch(ctx, svc, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Only once the change is written: a retried reconcile would
+		// otherwise announce the same transition again.
+		r.emitTransitions(svc, before, want)
 	}
 
 	if err := r.markDeployed(ctx, current, want); err != nil {
@@ -252,10 +255,10 @@ func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeServi
 	switch {
 	case len(p.problems) > 0:
 		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonPlacementFailed,
-			"Cannot place every instance: "+strings.Join(p.problems, "; ")+".")
+			"Cannot place every instance: "+capList(p.problems)+".")
 	case len(failed) > 0:
 		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonDeployFailed,
-			"Deployment failed for "+strings.Join(failed, "; "))
+			"Deployment failed for "+capList(failed))
 	default:
 		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected, "Every instance is placed and none failed.")
 	}
@@ -283,21 +286,21 @@ func serviceProgress(conds []metav1.Condition) *problem {
 }
 
 // emitTransitions records Events for what changed for the worse.
-func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, want *edgev1alpha1.EdgeServiceStatus) {
+func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, was, want *edgev1alpha1.EdgeServiceStatus) {
 	before := map[string]edgev1alpha1.DeployStatus{}
-	for _, inst := range svc.Status.Containers {
+	for _, inst := range was.Containers {
 		before[inst.TaskID] = inst.DeployStatus
 	}
 	for _, inst := range want.Containers {
 		if inst.DeployStatus == edgev1alpha1.DeployFailure && before[inst.TaskID] != edgev1alpha1.DeployFailure {
-			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy",
-				"Instance %s on node %s failed at revision %d: %s", inst.Name, inst.NodeName, inst.Revision, inst.FailedMessage)
+			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy", "%s",
+				capText(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", inst.Name, inst.NodeName, inst.Revision, inst.FailedMessage), maxEventNote))
 		}
 	}
-	old := meta.FindStatusCondition(svc.Status.Conditions, edgev1alpha1.ConditionDegraded)
+	old := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionDegraded)
 	now := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionDegraded)
 	if now != nil && now.Reason == edgev1alpha1.ReasonPlacementFailed && (old == nil || old.Message != now.Message) {
-		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", now.Message)
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", capText(now.Message, maxEventNote))
 	}
 }
 

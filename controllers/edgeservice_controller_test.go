@@ -17,6 +17,8 @@ limitations under the License.
 package controllers_test
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -251,5 +253,52 @@ var _ = Describe("EdgeService deletion", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}))
 		}, opts.DeletionTimeout/2).Should(BeTrue())
+	})
+})
+
+var _ = Describe("EdgeService status under many failures", func() {
+	It("still writes a status the API server accepts when 100 instances fail with long messages", func() {
+		ns := newNamespace()
+		site := map[string]string{"site": ns}
+		var nodes []string
+		for i := range 10 {
+			name := fmt.Sprintf("many-%s-%02d", ns, i)
+			createNode(name, "linux", site)
+			keepAlive(name)
+			report(name, "linux")
+			nodes = append(nodes, name)
+		}
+		for _, n := range nodes {
+			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
+		}
+		svc := newDynamic(ns, "many", 100, site)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		insts := waitInstances(svc, 100)
+
+		By("every container failing with a 4,000-byte message")
+		byNode := map[string][]edgev1alpha1.ObservedContainer{}
+		for _, inst := range insts {
+			c := running(inst, inst.Revision)
+			c.State, c.FailedMessage = edgev1alpha1.ContainerExited, "image pull failed: "+strings.Repeat("x", 4000)
+			byNode[inst.NodeName] = append(byNode[inst.NodeName], c)
+		}
+		for n, cs := range byNode {
+			report(n, "linux", cs...)
+		}
+		Eventually(func(g Gomega) {
+			s := getService(ns, "many")
+			failed := 0
+			for _, inst := range s.Status.Containers {
+				if inst.DeployStatus == edgev1alpha1.DeployFailure {
+					failed++
+				}
+			}
+			g.Expect(failed).To(Equal(100))
+			degraded := meta.FindStatusCondition(s.Status.Conditions, edgev1alpha1.ConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Message).To(ContainSubstring("and 95 more"))
+		}).Should(Succeed())
+		Expect(eventReasons(ns, "many")).To(ContainElement(edgev1alpha1.ReasonDeployFailed), "the events went out too (notes within 1 KiB)")
 	})
 })
