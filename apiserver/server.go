@@ -218,6 +218,23 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// RouteAccess is one route of the facade and the access its
+// SubjectAccessReview asks for under --auth=kubernetes: verb on resource
+// of edge.edgeplane.io, in the facade's namespace unless cluster-scoped.
+type RouteAccess struct {
+	Method, Pattern, Name, Verb, Resource string
+}
+
+// Routes lists the facade's routes with the access each needs.
+func Routes() []RouteAccess {
+	rs := (&Server{}).routes()
+	out := make([]RouteAccess, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, RouteAccess{Method: r.method, Pattern: r.pattern, Name: r.name, Verb: r.verb, Resource: r.resource})
+	}
+	return out
+}
+
 // route is one endpoint of the contract and what it needs in Kubernetes'
 // terms, for authorization.
 type route struct {

@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"crypto/tls"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+// The authorization matrix: every route of the facade, the unknown route,
+// the OpenAPI document and the health endpoints, for identities from no
+// token to each shipped facade role to a role bound in another namespace.
+// What each may do is derived from the route table and the roles' rules,
+// not written out by hand.
+var _ = Describe("The facade's authorization matrix", Ordered, func() {
+	type identity struct {
+		name  string
+		token string
+		rules []rbacv1.PolicyRule // what it may do in the facade's namespace and cluster-wide
+	}
+	var ids []identity
+
+	BeforeAll(func() {
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "facade_roles.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := testenv.DecodeYAML(data)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}})).To(Succeed())
+		ids = append(ids, identity{name: "no token"})
+		sa := func(name string) string {
+			GinkgoHelper()
+			tok, err := testenv.ServiceAccountToken(ctx, cfg, facadeNamespace, "matrix-"+name, facadeAudience)
+			Expect(err).NotTo(HaveOccurred())
+			return tok
+		}
+		ids = append(ids, identity{name: "a token with no role", token: sa("stranger")})
+		for _, u := range objs {
+			role := &rbacv1.ClusterRole{}
+			Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role)).To(Succeed())
+			role.Name = "matrix-" + role.Name
+			Expect(k8sClient.Create(ctx, role)).To(Succeed())
+			subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: facadeNamespace, Name: role.Name}}
+			ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}
+			Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, RoleRef: ref, Subjects: subject})).To(Succeed())
+			ids = append(ids, identity{name: strings.TrimPrefix(role.Name, "matrix-"), token: sa(strings.TrimPrefix(role.Name, "matrix-")), rules: role.Rules})
+
+			// The same role, bound only in another namespace: nothing here.
+			other := "elsewhere-" + strings.TrimPrefix(role.Name, "matrix-")
+			Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: other}, RoleRef: ref,
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: facadeNamespace, Name: "matrix-" + other}},
+			})).To(Succeed())
+			ids = append(ids, identity{name: other + " (bound in another namespace)", token: sa(other)})
+		}
+		Expect(ids).To(HaveLen(2 + 2*3))
+	})
+
+	hc := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
+	}
+	send := func(method, path, token string) int {
+		GinkgoHelper()
+		var body io.Reader
+		if method != http.MethodGet {
+			body = strings.NewReader(`{"path":"/matrix-none","name":"m","imageRefs":["m@1#linux"]}`)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, authURL+path, body)
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc().Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	// target is a request on the route that passes its own checks far
+	// enough for authorization to be the question.
+	target := func(rt apiserver.RouteAccess) string {
+		p := strings.ReplaceAll(rt.Pattern, "{id}", "00000000-0000-0000-0000-000000000000")
+		switch rt.Name {
+		case "listContainersOfServices":
+			p += "?serviceIds[]=x"
+		case "listContainersOfNodes":
+			p += "?nodeIds[]=x"
+		case "listRecords":
+			p += "?id=x"
+		}
+		return p
+	}
+
+	It("answers each route by the caller's role on the kind behind it", func() {
+		Expect(apiserver.Routes()).To(HaveLen(9))
+		for _, rt := range apiserver.Routes() {
+			for _, id := range ids {
+				got := send(rt.Method, target(rt), id.token)
+				switch {
+				case id.token == "":
+					Expect(got).To(Equal(http.StatusUnauthorized), "%s %s as %s", rt.Method, rt.Pattern, id.name)
+				case grants(id.rules, rt.Verb, rt.Resource):
+					Expect(got).NotTo(BeElementOf(http.StatusUnauthorized, http.StatusForbidden), "%s %s as %s", rt.Method, rt.Pattern, id.name)
+				default:
+					Expect(got).To(Equal(http.StatusForbidden), "%s %s as %s", rt.Method, rt.Pattern, id.name)
+				}
+			}
+		}
+	})
+
+	It("answers the unknown route, the OpenAPI document and the health endpoints alike for everyone", func() {
+		for _, id := range ids {
+			Expect(send(http.MethodGet, "/api/v1/nope", id.token)).To(Equal(http.StatusNotFound), id.name)
+			Expect(send(http.MethodGet, "/api/v1/openapi.json", id.token)).To(Equal(http.StatusOK), id.name)
+			Expect(send(http.MethodGet, "/healthz", id.token)).To(Equal(http.StatusOK), id.name)
+			Expect(send(http.MethodGet, "/readyz", id.token)).To(Equal(http.StatusOK), id.name)
+		}
+	})
+})
+
+// grants says whether rules allow verb on resource of edgeplane's group.
+func grants(rules []rbacv1.PolicyRule, verb, resource string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, edgev1alpha1.GroupVersion.Group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
