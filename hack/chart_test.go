@@ -224,6 +224,8 @@ func comparedFields(kind string) [][]string {
 		return [][]string{{"spec", "policyTypes"}, {"spec", "ingress"}}
 	case "Namespace":
 		return [][]string{{"metadata", "labels", "pod-security.kubernetes.io/enforce"}}
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+		return [][]string{{"spec"}}
 	}
 	return nil
 }

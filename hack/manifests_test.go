@@ -66,6 +66,7 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		// The manager's, the metrics reader's and the three facade client roles.
 		"ClusterRole": 5, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 		"Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if kinds[kind] != n {
 			t.Errorf("config/default renders %d %s, want %d", kinds[kind], kind, n)

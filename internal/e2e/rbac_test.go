@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -47,6 +49,15 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeNode{
 			ObjectMeta: metav1.ObjectMeta{Name: node}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.9.1:7200", Type: "linux", Arch: "amd64"},
 		})).To(Succeed(), "an agent limited to its node cannot create it")
+
+		By("applying the admission policy config/default ships")
+		policy, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "lease", "agent-policy.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := testenv.DecodeYAML(policy)
+		Expect(err).NotTo(HaveOccurred())
+		for _, u := range objs {
+			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+		}
 
 		By("applying the printed manifests")
 		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(agent.RBAC(node, o.LeaseNamespace, "")), 4096)
@@ -88,5 +99,20 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		other.Status.Containers = nil
 		Expect(apierrors.IsForbidden(sa.Status().Patch(ctx, other, patch))).To(BeTrue())
 		Expect(apierrors.IsForbidden(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &coordinationv1.Lease{}))).To(BeTrue())
+
+		By("being refused the creation of another node's Lease, which RBAC alone would allow")
+		Eventually(func() error {
+			forged := &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: "edge-rbac-forged"},
+				Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("edge-rbac-forged"), RenewTime: ptr.To(metav1.NowMicro())},
+			}
+			return sa.Create(ctx, forged)
+		}).Should(And(
+			WithTransform(apierrors.IsForbidden, BeTrue()),
+			MatchError(ContainSubstring("may write only its own node and Lease")),
+		), "the admission policy holds the agent to its node")
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-rbac-forged"}, &coordinationv1.Lease{}))).To(BeTrue())
+		Consistently(func() any { return byName(list("/api/v1/node", "name", node), "name")[node]["status"] }, 2*time.Second).Should(Equal("online"),
+			"and its own Lease still renews")
 	})
 })
