@@ -236,7 +236,8 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 		}
 		before, began := reviews(), time.Now()
 
-		// The flood goes on until the real user has made its requests.
+		// At least 400 made-up tokens (past the review burst), and on until
+		// the real user has made its requests.
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var done atomic.Bool
@@ -244,7 +245,7 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 		for range 8 {
 			wg.Go(func() {
 				defer GinkgoRecover()
-				for !done.Load() {
+				for i := 0; i < 50 || !done.Load(); i++ {
 					b := make([]byte, 24)
 					_, _ = rand.Read(b)
 					code, _ := get(hex.EncodeToString(b))

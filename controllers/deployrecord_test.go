@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -212,10 +213,12 @@ var _ = Describe("Finalizers", func() {
 
 		By("another controller adding its finalizer meanwhile")
 		const foreign = "example.com/keep"
-		live := getService(ns, "fin")
-		patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		live.Finalizers = append(live.Finalizers, foreign)
-		Expect(k8sClient.Patch(ctx, live, patch)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live := getService(ns, "fin")
+			patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			live.Finalizers = append(live.Finalizers, foreign)
+			return k8sClient.Patch(ctx, live, patch)
+		})).To(Succeed())
 		DeferCleanup(func() {
 			s := getService(ns, "fin")
 			p := client.MergeFrom(s.DeepCopy())

@@ -217,6 +217,9 @@ var _ = Describe("EdgeService deletion", func() {
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		inst := waitInstances(svc, 1)[0]
 		report("del-a", "linux", running(inst, 1))
+		// Delete once the controller has seen the container, else it may
+		// rightly find none to wait for.
+		Eventually(func() edgev1alpha1.DeployStatus { return getService(ns, "gone").Status.Containers[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		Consistently(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}) }, opts.DeletionTimeout/2).Should(Succeed())
 		report("del-a", "linux")
@@ -231,6 +234,7 @@ var _ = Describe("EdgeService deletion", func() {
 		svc := newStatic(ns, "stuck", "del-b")
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		report("del-b", "linux", running(waitInstances(svc, 1)[0], 1))
+		Eventually(func() edgev1alpha1.DeployStatus { return getService(ns, "stuck").Status.Containers[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		start := time.Now()
 		Eventually(func() bool {
