@@ -128,6 +128,7 @@ deploy: ## Deploy CRDs, the Lease namespace, RBAC and the manager (image IMG) to
 .PHONY: undeploy
 undeploy: ## Remove the manager and its RBAC; never the CRDs (your objects) nor the Lease namespace (your agents' identities).
 	$(KUBECTL) kustomize config/system | $(KUBECTL) delete --ignore-not-found -f -
+	$(KUBECTL) kustomize config/namespaced-rbac | $(KUBECTL) delete --ignore-not-found -f -
 
 ##@ Benchmarks
 

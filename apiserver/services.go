@@ -31,7 +31,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/index"
 )
 
-// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=delete
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=delete,namespace=default
 
 // pathBody is the body of the delete-by-path request.
 type pathBody struct {

@@ -34,7 +34,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/paths"
 )
 
-// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=provisiontemplates,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=provisiontemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=provisiontemplates,verbs=create;delete,namespace=default
 
 // maxRefs bounds the image refs of one batch.
 const maxRefs = 1000

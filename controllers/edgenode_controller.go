@@ -73,7 +73,7 @@ type renewal struct {
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes/status,verbs=get;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch,namespace=edgeplane-node-lease
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one EdgeNode's controller-owned status up to date.

@@ -124,10 +124,14 @@ func TestHelmChart(t *testing.T) {
 				}
 			}
 		}
-		for _, kind := range []string{"NetworkPolicy", "PodDisruptionBudget", "Role", "RoleBinding"} {
+		for _, kind := range []string{"NetworkPolicy", "PodDisruptionBudget"} {
 			if kinds[kind] != 0 {
 				t.Errorf("%d %s rendered though turned off", kinds[kind], kind)
 			}
+		}
+		// No leader election Role; the Lease and facade namespaces' Roles.
+		if kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
+			t.Errorf("%d Roles and %d RoleBindings, want 2 and 2 (no leader election)", kinds["Role"], kinds["RoleBinding"])
 		}
 		for _, want := range []string{"--auth=none", "--metrics-secure=false", "--lease-namespace=edge-leases", "--api-namespace=legacy", "--time-zone=Asia/Shanghai", "--concurrency=8"} {
 			if !slices.Contains(args, want) {
@@ -162,7 +166,7 @@ func TestHelmChart(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		for _, ns := range []string{"edgeplane-system", "edge2-system", "legacy"} {
+		for _, ns := range []string{"edgeplane-system", "edge2-system", "legacy", "edge-leases"} {
 			if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 				t.Fatal(err)
 			}

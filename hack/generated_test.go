@@ -33,8 +33,9 @@ import (
 func generated(rel string) bool {
 	return strings.HasPrefix(rel, "config/crd/bases/") ||
 		rel == "config/rbac/role.yaml" ||
+		strings.HasPrefix(rel, "config/namespaced-rbac/role_") ||
 		strings.HasPrefix(rel, "charts/edgeplane/crds/") ||
-		rel == "charts/edgeplane/files/manager-role.yaml" ||
+		strings.HasPrefix(rel, "charts/edgeplane/files/manager-role") ||
 		filepath.Base(rel) == "zz_generated.deepcopy.go"
 }
 

@@ -64,7 +64,9 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 	for kind, n := range map[string]int{
 		"CustomResourceDefinition": 4, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
 		// The manager's, the metrics reader's and the three facade client roles.
-		"ClusterRole": 5, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"ClusterRole": 5, "ClusterRoleBinding": 1,
+		// Leader election; Leases in the Lease namespace; the facade's writes.
+		"Role": 3, "RoleBinding": 3,
 		"Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {

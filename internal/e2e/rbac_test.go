@@ -101,13 +101,16 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		Expect(apierrors.IsForbidden(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &coordinationv1.Lease{}))).To(BeTrue())
 
 		By("being refused the creation of another node's Lease, which RBAC alone would allow")
-		Eventually(func() error {
-			forged := &coordinationv1.Lease{
+		forged := func() *coordinationv1.Lease {
+			return &coordinationv1.Lease{
 				ObjectMeta: metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: "edge-rbac-forged"},
 				Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("edge-rbac-forged"), RenewTime: ptr.To(metav1.NowMicro())},
 			}
-			return sa.Create(ctx, forged)
-		}).Should(And(
+		}
+		// The API server loads a new policy asynchronously: wait for it with
+		// dry runs, which pass admission but store nothing.
+		Eventually(func() error { return sa.Create(ctx, forged(), client.DryRunAll) }).Should(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.Create(ctx, forged())).To(And(
 			WithTransform(apierrors.IsForbidden, BeTrue()),
 			MatchError(ContainSubstring("may write only its own node and Lease")),
 		), "the admission policy holds the agent to its node")
