@@ -59,6 +59,20 @@ test: vet ## Run every test: schema, generated-code drift, controllers, facade, 
 FUZZTIME ?= 5s
 FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals internal/paths:FuzzNormalize internal/imageref:FuzzParse
 
+# make fuzz-long: each fuzz target for at least FUZZ_EXECS executions.
+FUZZ_EXECS ?= 1000000
+
+.PHONY: fuzz-long
+fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) and print the counts; a crasher is saved under testdata/fuzz as a seed: commit it.
+	@for t in $(FUZZ_TARGETS); do \
+		log=$$(mktemp); \
+		rc=0; go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZ_EXECS)x >"$$log" 2>&1 || rc=$$?; \
+		execs=$$(grep -o 'execs: [0-9]*' "$$log" | tail -1 | cut -d' ' -f2 || true); \
+		printf '%-22s %-18s %s executions, %s\n' "$${t#*:}" "$${t%%:*}" "$${execs:-?}" "$$( [ $$rc -eq 0 ] && echo ok || echo FAILED)"; \
+		if [ $$rc -ne 0 ]; then cat "$$log"; rm -f "$$log"; exit 1; fi; \
+		rm -f "$$log"; \
+	done
+
 .PHONY: fuzz
 fuzz: ## Run each fuzz test for FUZZTIME (default 5s).
 	@for t in $(FUZZ_TARGETS); do \

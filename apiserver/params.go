@@ -190,14 +190,18 @@ func decodeBody(r *http.Request, v any) *apiError {
 // repeatedKey returns the first key that an object of the JSON document
 // gives twice, comparing keys without regard to case, as encoding/json
 // matches them to fields; "" when there is none or the document is not
-// valid JSON (decoding then says why).
+// valid JSON (decoding then says why). Any error ends the walk: the
+// decoder does not advance past bad input, so a loop that went on would
+// spin on it forever.
 func repeatedKey(data []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var walk func() (string, bool)
+	// walk reads one value; done is true once the walk must end, with
+	// the repeated key or on an error.
+	var walk func() (key string, done bool)
 	walk = func() (string, bool) {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", false
+			return "", true
 		}
 		switch tok {
 		case json.Delim('{'):
@@ -205,25 +209,29 @@ func repeatedKey(data []byte) string {
 			for dec.More() {
 				k, err := dec.Token()
 				if err != nil {
-					return "", false
+					return "", true
 				}
 				key, _ := k.(string)
 				if seen[strings.ToLower(key)] {
 					return key, true
 				}
 				seen[strings.ToLower(key)] = true
-				if key, found := walk(); found || key != "" {
-					return key, found
+				if key, done := walk(); done {
+					return key, true
 				}
 			}
-			_, _ = dec.Token()
+			if _, err := dec.Token(); err != nil {
+				return "", true
+			}
 		case json.Delim('['):
 			for dec.More() {
-				if key, found := walk(); found || key != "" {
-					return key, found
+				if key, done := walk(); done {
+					return key, true
 				}
 			}
-			_, _ = dec.Token()
+			if _, err := dec.Token(); err != nil {
+				return "", true
+			}
 		}
 		return "", false
 	}
