@@ -49,14 +49,15 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 	hack/envtest-assets.sh
 
 .PHONY: test
-test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test briefly.
+test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
 	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suite (internal/e2e/engine) is skipped"
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 
 # Each fuzz test runs from its seed corpus in `go test`; here the fuzzer
-# also explores for FUZZTIME.
-FUZZTIME ?= 5s
+# also explores for FUZZTIME: a count of executions by default, since a
+# duration can end mid-run as a spurious "context deadline exceeded".
+FUZZTIME ?= 3000x
 FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals internal/paths:FuzzNormalize internal/imageref:FuzzParse
 
 # make fuzz-long: each fuzz target for at least FUZZ_EXECS executions.
@@ -74,7 +75,7 @@ fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) a
 	done
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz test for FUZZTIME (default 5s).
+fuzz: ## Run each fuzz test for FUZZTIME (default 3000x: executions; or a duration, FUZZTIME=1m).
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
 		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) || exit 1; \
