@@ -35,10 +35,11 @@ install_packages() {
   if [[ "$kind" == podman ]]; then
     command -v podman >/dev/null || missing+=(podman conmon netavark aardvark-dns catatonit iptables)
   else
-    command -v dockerd >/dev/null || missing+=(docker.io)
+    { command -v dockerd && command -v docker; } >/dev/null || missing+=(docker.io)
     command -v ip >/dev/null || missing+=(iproute2)
   fi
   command -v runc >/dev/null || missing+=(runc)
+  command -v curl >/dev/null || missing+=(curl)
   # The image is one static binary: Debian's plain busybox is dynamic.
   dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
   [[ ${#missing[@]} -eq 0 ]] && return 0
