@@ -417,7 +417,9 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 				continue
 			}
 			s.log("Created container", "container", w.inst.Name, "id", id, "revision", w.inst.Revision)
-			delete(s.failures, task)
+			if w.svc.Spec.Action == edgev1alpha1.ActionLoad {
+				delete(s.failures, task) // loaded is all it asks
+			}
 			if keep = s.refresh(ctx, id); keep == nil {
 				continue
 			}
