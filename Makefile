@@ -151,6 +151,10 @@ undeploy: ## Remove the manager and its RBAC; never the CRDs (your objects) nor 
 scale: build ## The scale run: 1,000 simulated nodes and 2,000 services on this machine, with figures.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes 1000 --services 2000
 
+.PHONY: chaos
+chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading manager killed every 6 s; prints duplicates, missing versions and convergence time.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
+
 .PHONY: bench-agent
 bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20

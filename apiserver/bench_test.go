@@ -221,7 +221,7 @@ func seedServices(ctx context.Context, b *testing.B, c client.Client, n, perServ
 	parallel(b, n, func(i int) error {
 		svc := &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: facadeNamespace, Name: fmt.Sprintf("svc-%04d", i)},
-			Spec:       edgev1alpha1.EdgeServiceSpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: new(int32(perService))},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: new(int32(perService))}},
 		}
 		if err := c.Create(ctx, svc); err != nil {
 			return err
@@ -246,7 +246,7 @@ func seedRecords(ctx context.Context, b *testing.B, c client.Client, svc *edgev1
 	parallel(b, n, func(i int) error {
 		return c.Create(ctx, &edgev1alpha1.DeployRecord{
 			ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: fmt.Sprintf("%s-%d", svc.Name, i+1), Labels: map[string]string{edgev1alpha1.LabelServiceUID: string(svc.UID)}},
-			Spec:       edgev1alpha1.DeployRecordSpec{ServiceName: svc.Name, Revision: int64(i + 1), Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i+1))}},
+			Spec:       edgev1alpha1.DeployRecordSpec{ServiceName: svc.Name, Revision: int64(i + 1), DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i+1))}}},
 		})
 	})
 }

@@ -94,12 +94,7 @@ func createStatic(name, path, ref string, nodes ...string) *edgev1alpha1.EdgeSer
 	GinkgoHelper()
 	s := &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: facadeNamespace, Name: name},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Path:  edgev1alpha1.FolderPath(path),
-			Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(ref), Path: "registry.local/" + name},
-			Cmd:   []string{"serve", "--port=80"},
-			Nodes: nodes,
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: edgev1alpha1.FolderPath(path), Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(ref), Path: "registry.local/" + name}, Cmd: []string{"serve", "--port=80"}}, Nodes: nodes},
 	}
 	Expect(k8sClient.Create(ctx, s)).To(Succeed())
 	Eventually(func() int { return len(getService(name).Status.Containers) }).Should(Equal(len(nodes)))

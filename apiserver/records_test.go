@@ -128,7 +128,7 @@ var _ = Describe("Deployment records", Ordered, func() {
 	It("records a scale of a dynamic service, with its factor", func() {
 		d := &edgev1alpha1.EdgeService{}
 		d.Namespace, d.Name = facadeNamespace, "rec-dyn"
-		d.Spec = edgev1alpha1.EdgeServiceSpec{Image: edgev1alpha1.ImageSpec{Ref: "shop/api@1#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](1)}
+		d.Spec = edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "shop/api@1#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](1)}}
 		Expect(k8sClient.Create(ctx, d)).To(Succeed())
 		Eventually(func() int { return recordTotal(string(d.UID)) }).Should(Equal(1))
 		patch := client.MergeFrom(d.DeepCopy())

@@ -99,11 +99,7 @@ func BenchmarkConverge(b *testing.B) {
 	for i := range services {
 		must(b, c.Create(ctx, &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("svc-%03d", i)},
-			Spec: edgev1alpha1.EdgeServiceSpec{
-				Image:  edgev1alpha1.ImageSpec{Ref: "app@v0#linux"},
-				Policy: edgev1alpha1.PolicyDynamic,
-				Factor: ptr.To[int32](factor),
-			},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@v0#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](factor)}},
 		}))
 	}
 	// The agent and the waits read a watch-fed cache of their own, so that

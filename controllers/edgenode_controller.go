@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -240,7 +241,7 @@ func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1
 
 // SetupWithManager wires the reconciler to EdgeNodes, their Leases and the
 // services placed on them.
-func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&edgev1alpha1.EdgeNode{}).
 		Watches(&coordinationv1.Lease{}, r.leaseEvents()).
@@ -259,6 +260,7 @@ func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		}).
 		Named("edgenode").
+		WithOptions(opts).
 		Complete(r)
 }
 

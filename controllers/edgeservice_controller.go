@@ -27,10 +27,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -391,16 +394,21 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
-func (r *EdgeServiceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	r.history = newConfigHistory()
+	if err := r.keepHistory(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("edgeservice").
-		// Every version the watch delivers goes into the history before the
-		// request is queued, so quick successive changes each get a record.
+		WithOptions(opts).
+		// On the leader, every version the watch delivers also goes into the
+		// history right before the request is queued, so that a reconcile
+		// never runs ahead of the history it reads.
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
 				r.history.observe(e.Object.(*edgev1alpha1.EdgeService))
@@ -415,7 +423,12 @@ func (r *EdgeServiceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
 		}).
-		Watches(&edgev1alpha1.DeployRecord{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &edgev1alpha1.EdgeService{}, handler.OnlyControllerOwner())).
+		// A record wakes the service it names, owned or not, so that orphans
+		// are adopted and tampering is repaired.
+		Watches(&edgev1alpha1.DeployRecord{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			rec := o.(*edgev1alpha1.DeployRecord)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rec.Namespace, Name: rec.Spec.ServiceName}}}
+		})).
 		Watches(&edgev1alpha1.EdgeNode{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
 				r.enqueueForNode(ctx, q, nil, e.Object.(*edgev1alpha1.EdgeNode))
@@ -428,6 +441,56 @@ func (r *EdgeServiceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		}).
 		Complete(r)
+}
+
+// keepHistory feeds the history from the cache's informers, which run on
+// every replica: services add versions, records trim them. The
+// controller's own watch starts only on the leader.
+func (r *EdgeServiceReconciler) keepHistory(ctx context.Context, c cache.Cache) error {
+	services, err := c.GetInformer(ctx, &edgev1alpha1.EdgeService{})
+	if err != nil {
+		return err
+	}
+	service := func(o any) *edgev1alpha1.EdgeService {
+		if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = d.Obj
+		}
+		s, _ := o.(*edgev1alpha1.EdgeService)
+		return s
+	}
+	if _, err := services.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			if s := service(o); s != nil {
+				r.history.observe(s)
+			}
+		},
+		UpdateFunc: func(_, o any) {
+			if s := service(o); s != nil {
+				r.history.observe(s)
+			}
+		},
+		DeleteFunc: func(o any) {
+			if s := service(o); s != nil {
+				r.history.drop(s.UID)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	records, err := c.GetInformer(ctx, &edgev1alpha1.DeployRecord{})
+	if err != nil {
+		return err
+	}
+	recorded := func(o any) {
+		if rec, ok := o.(*edgev1alpha1.DeployRecord); ok {
+			r.history.forgetRecorded(rec)
+		}
+	}
+	_, err = records.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    recorded,
+		UpdateFunc: func(_, o any) { recorded(o) },
+	})
+	return err
 }
 
 // enqueueForNode queues the services a node change can matter to: those

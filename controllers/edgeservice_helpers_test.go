@@ -28,22 +28,14 @@ import (
 func newStatic(ns, name string, nodes ...string) *edgev1alpha1.EdgeService {
 	return &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"},
-			Nodes: nodes,
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}}, Nodes: nodes},
 	}
 }
 
 func newDynamic(ns, name string, factor int32, selector map[string]string) *edgev1alpha1.EdgeService {
 	return &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Image:        edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"},
-			Policy:       edgev1alpha1.PolicyDynamic,
-			Factor:       ptr.To(factor),
-			NodeSelector: &metav1.LabelSelector{MatchLabels: selector},
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To(factor), NodeSelector: &metav1.LabelSelector{MatchLabels: selector}}},
 	}
 }
 

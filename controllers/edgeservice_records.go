@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -48,16 +49,40 @@ type observedConfig struct {
 
 // configHistory keeps the spec versions the watch delivered that have not
 // been recorded yet. A reconcile reads only the newest version from the
-// cache; without this, two quick changes would be recorded as one. It is a
-// best effort on top of the level-triggered logic: what a crash loses is
-// versions that were superseded while no manager was running.
+// cache; without this, two quick changes would be recorded as one. Every
+// replica keeps it, leader or not, so a standby that takes over knows the
+// versions superseded before it did; records seen in the cache trim it on
+// every replica. What it cannot know is a version superseded while no
+// replica was watching.
 type configHistory struct {
 	mu    sync.Mutex
-	byUID map[types.UID][]observedConfig
+	byUID map[types.UID]*serviceHistory
 }
 
+type serviceHistory struct {
+	// pending are the versions not yet known to be recorded, oldest first.
+	pending []observedConfig
+	// newest is the newest generation observed; recorded is the newest one
+	// known to be recorded. Older deliveries are ignored.
+	newest, recorded int64
+}
+
+// maxPendingVersions bounds the versions kept per service, so that a
+// service changed faster than it can be recorded costs bounded memory; the
+// oldest go first, and the newest is always recorded.
+const maxPendingVersions = 256
+
 func newConfigHistory() *configHistory {
-	return &configHistory{byUID: map[types.UID][]observedConfig{}}
+	return &configHistory{byUID: map[types.UID]*serviceHistory{}}
+}
+
+func (h *configHistory) entry(uid types.UID) *serviceHistory {
+	e := h.byUID[uid]
+	if e == nil {
+		e = &serviceHistory{}
+		h.byUID[uid] = e
+	}
+	return e
 }
 
 // A nil history, as in a reconciler not wired to a watch, keeps nothing.
@@ -67,11 +92,15 @@ func (h *configHistory) observe(s *edgev1alpha1.EdgeService) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	list := h.byUID[s.UID]
-	if n := len(list); n > 0 && list[n-1].generation >= s.Generation {
+	e := h.entry(s.UID)
+	if s.Generation <= max(e.newest, e.recorded) {
 		return
 	}
-	h.byUID[s.UID] = append(list, observedConfig{generation: s.Generation, spec: *s.Spec.DeepCopy()})
+	e.newest = s.Generation
+	e.pending = append(e.pending, observedConfig{generation: s.Generation, spec: *s.Spec.DeepCopy()})
+	if n := len(e.pending) - maxPendingVersions; n > 0 {
+		e.pending = append([]observedConfig(nil), e.pending[n:]...)
+	}
 }
 
 // pending returns the versions newer than generation.
@@ -82,31 +111,63 @@ func (h *configHistory) pending(uid types.UID, generation int64) []observedConfi
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []observedConfig
-	for _, c := range h.byUID[uid] {
-		if c.generation > generation {
-			out = append(out, c)
+	if e := h.byUID[uid]; e != nil {
+		for _, c := range e.pending {
+			if c.generation > generation {
+				out = append(out, c)
+			}
 		}
 	}
 	return out
 }
 
-// forget drops the versions up to generation.
+// forget drops the versions up to generation, which is recorded. A
+// generation above the newest observed is capped there: it comes from an
+// annotation and may be wrong.
 func (h *configHistory) forget(uid types.UID, generation int64) {
 	if h == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	list := h.byUID[uid]
-	i := 0
-	for i < len(list) && list[i].generation <= generation {
-		i++
-	}
-	if i == len(list) {
-		delete(h.byUID, uid)
+	e := h.byUID[uid]
+	if e == nil {
 		return
 	}
-	h.byUID[uid] = append([]observedConfig(nil), list[i:]...)
+	generation = min(generation, e.newest)
+	e.recorded = max(e.recorded, generation)
+	i := 0
+	for i < len(e.pending) && e.pending[i].generation <= generation {
+		i++
+	}
+	e.pending = append([]observedConfig(nil), e.pending[i:]...)
+}
+
+// forgetRecorded trims the history by a record seen in the cache, when the
+// record holds the version of the generation it names: an edited annotation
+// cannot make versions be forgotten.
+func (h *configHistory) forgetRecorded(rec *edgev1alpha1.DeployRecord) {
+	if h == nil {
+		return
+	}
+	uid := types.UID(rec.Labels[edgev1alpha1.LabelServiceUID])
+	g, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
+	if err != nil || uid == "" {
+		return
+	}
+	h.mu.Lock()
+	var spec *edgev1alpha1.EdgeServiceSpec
+	if e := h.byUID[uid]; e != nil {
+		for i := range e.pending {
+			if e.pending[i].generation == g {
+				spec = &e.pending[i].spec
+			}
+		}
+	}
+	h.mu.Unlock()
+	if spec != nil && serviceHash(*spec) == recordHash(rec) {
+		h.forget(uid, g)
+	}
 }
 
 func (h *configHistory) drop(uid types.UID) {
@@ -118,12 +179,26 @@ func (h *configHistory) drop(uid types.UID) {
 	delete(h.byUID, uid)
 }
 
-// configHash hashes the deployment configuration: the whole spec but
-// revisionHistoryLimit, which changes how many records are kept, not what
-// is deployed.
-func configHash(spec edgev1alpha1.EdgeServiceSpec) string {
-	spec.RevisionHistoryLimit = nil
-	data, err := json.Marshal(spec)
+// maxSlotSkips bounds how many record names held by objects that are not
+// this service's records one reconcile steps over.
+const maxSlotSkips = 100
+
+// configHash hashes a deployment configuration: the shared DeploySpec with
+// the pull policy resolved, and the node list of a static service. It is
+// computed from the content of a service or of a record, never read from an
+// annotation anyone could edit.
+func configHash(spec edgev1alpha1.DeploySpec, staticNodes []string) string {
+	spec.Image.PullPolicy = spec.Image.EffectivePullPolicy()
+	var nodes []string
+	if spec.Policy != edgev1alpha1.PolicyDynamic {
+		nodes = slices.Clone(staticNodes)
+		slices.Sort(nodes)
+		nodes = slices.Compact(nodes)
+	}
+	data, err := json.Marshal(struct {
+		Spec  edgev1alpha1.DeploySpec `json:"spec"`
+		Nodes []string                `json:"nodes"`
+	}{spec, nodes})
 	if err != nil {
 		panic(err) // a spec always marshals
 	}
@@ -131,19 +206,78 @@ func configHash(spec edgev1alpha1.EdgeServiceSpec) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func recordGeneration(r *edgev1alpha1.DeployRecord) int64 {
-	g, _ := strconv.ParseInt(r.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
+func serviceHash(spec edgev1alpha1.EdgeServiceSpec) string {
+	return configHash(spec.DeploySpec, spec.Nodes)
+}
+
+func recordHash(rec *edgev1alpha1.DeployRecord) string {
+	nodes := make([]string, 0, len(rec.Spec.Nodes))
+	for _, n := range rec.Spec.Nodes {
+		nodes = append(nodes, n.NodeName)
+	}
+	return configHash(rec.Spec.DeploySpec, nodes)
+}
+
+// recordGeneration is the service generation a record says it holds. A
+// value above the service's generation cannot be true (someone edited the
+// annotation) and counts as unknown, so it cannot hide later changes.
+func recordGeneration(rec *edgev1alpha1.DeployRecord, svc *edgev1alpha1.EdgeService) int64 {
+	g, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
+	if err != nil || g < 0 || g > svc.Generation {
+		return 0
+	}
 	return g
+}
+
+// recordOf says whether rec is one of the service's records: it holds the
+// revision its name says, names the service, and is controlled by it or by
+// nothing (an orphan, which the service adopts). Anything else that holds a
+// record name is skipped, never trusted.
+func recordOf(svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) bool {
+	if rec.Spec.ServiceName != svc.Name || rec.Name != names.DeployRecord(svc.Name, rec.Spec.Revision) {
+		return false
+	}
+	owner := metav1.GetControllerOf(rec)
+	return owner == nil || owner.UID == svc.UID
 }
 
 // listRecords returns the service's records from the cache, oldest first.
 func (r *EdgeServiceReconciler) listRecords(ctx context.Context, svc *edgev1alpha1.EdgeService) ([]edgev1alpha1.DeployRecord, error) {
 	list := &edgev1alpha1.DeployRecordList{}
-	if err := r.List(ctx, list, client.InNamespace(svc.Namespace), client.MatchingFields{index.RecordByServiceUID: string(svc.UID)}); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(svc.Namespace), client.MatchingFields{index.RecordByServiceName: svc.Name}); err != nil {
 		return nil, err
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Spec.Revision < list.Items[j].Spec.Revision })
-	return list.Items, nil
+	out := list.Items[:0]
+	for i := range list.Items {
+		if recordOf(svc, &list.Items[i]) {
+			out = append(out, list.Items[i])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Revision < out[j].Spec.Revision })
+	return out, nil
+}
+
+// adopt makes rec the service's own: controlled by it and labelled with its
+// UID. Records lose both when their service was deleted with orphaning and
+// created again, when they were applied by hand or restored, or when
+// someone removed the label.
+func (r *EdgeServiceReconciler) adopt(ctx context.Context, svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) error {
+	if metav1.IsControlledBy(rec, svc) && rec.Labels[edgev1alpha1.LabelServiceUID] == string(svc.UID) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(rec.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if err := controllerutil.SetControllerReference(svc, rec, r.Scheme()); err != nil {
+		return err
+	}
+	if rec.Labels == nil {
+		rec.Labels = map[string]string{}
+	}
+	rec.Labels[edgev1alpha1.LabelServiceUID] = string(svc.UID)
+	if err := r.Patch(ctx, rec, patch); err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Adopted a DeployRecord", "deployRecord", rec.Name, "revision", rec.Spec.Revision)
+	return nil
 }
 
 // syncRecords appends a DeployRecord for every configuration of the service
@@ -154,19 +288,31 @@ func (r *EdgeServiceReconciler) listRecords(ctx context.Context, svc *edgev1alph
 // or a second manager makes this reconcile believe, a second create of the
 // same revision fails with AlreadyExists. The live record then says whether
 // it already holds this configuration (adopt it) or an earlier one (try the
-// next revision number).
+// next revision number). What a record holds is read from its spec, which
+// is immutable; its annotations are hints.
 func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
 	var latest *edgev1alpha1.DeployRecord
+	for i := range records {
+		if err := r.adopt(ctx, svc, &records[i]); err != nil {
+			return nil, err
+		}
+	}
 	if n := len(records); n > 0 {
 		latest = records[n-1].DeepCopy()
 	}
 	lastGen := int64(0)
 	if latest != nil {
-		lastGen = recordGeneration(latest)
+		lastGen = recordGeneration(latest, svc)
 	}
 	candidates := r.history.pending(svc.UID, lastGen)
 	if svc.Generation > lastGen && (len(candidates) == 0 || candidates[len(candidates)-1].generation < svc.Generation) {
 		candidates = append(candidates, observedConfig{generation: svc.Generation, spec: svc.Spec})
+	}
+	// Instances run the revision in their status: a revision number they
+	// ran is never given to another configuration.
+	running := int64(0)
+	for _, inst := range svc.Status.Containers {
+		running = max(running, inst.Revision)
 	}
 	if len(candidates) > 0 {
 		// Something may need recording. The cache may lag behind records
@@ -175,10 +321,17 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 		if latest, err = r.newestRecord(ctx, svc, latest); err != nil {
 			return nil, err
 		}
+		if r.lostCurrent(svc, latest, running) {
+			// Someone deleted the current record, and the spec is still the
+			// one it held: write it again under its own revision, so that
+			// no instance restarts for a configuration it already runs.
+			candidates = []observedConfig{{generation: svc.Generation, spec: svc.Spec}}
+			running--
+		}
 	}
-	lastRev, lastHash := svc.Status.Revision, ""
+	lastRev, lastHash := running, ""
 	if latest != nil {
-		lastGen, lastHash = recordGeneration(latest), latest.Annotations[edgev1alpha1.AnnotationConfigHash]
+		lastGen, lastHash = recordGeneration(latest, svc), recordHash(latest)
 		lastRev = max(lastRev, latest.Spec.Revision)
 	}
 
@@ -186,96 +339,143 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 		if c.generation <= lastGen {
 			continue
 		}
-		hash := configHash(c.spec)
+		hash := serviceHash(c.spec)
 		if hash == lastHash {
 			continue // e.g. only revisionHistoryLimit changed
 		}
-		for {
-			rec := r.newRecord(svc, c, lastRev+1, hash, nodesOf(c.spec))
-			err := r.Create(ctx, rec)
-			if err == nil {
-				logf.FromContext(ctx).Info("Recorded a new revision", "revision", rec.Spec.Revision, "deployRecord", rec.Name, "generation", c.generation)
-				r.Recorder.Eventf(svc, rec, corev1.EventTypeNormal, "RevisionRecorded", "Record",
-					"Recorded revision %d of the deployment configuration in DeployRecord %s", rec.Spec.Revision, rec.Name)
-				latest = rec
-				break
-			}
-			if !apierrors.IsAlreadyExists(err) {
-				return nil, err
-			}
-			live := &edgev1alpha1.DeployRecord{}
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), live); err != nil {
-				return nil, err
-			}
-			if live.Labels[edgev1alpha1.LabelServiceUID] != string(svc.UID) {
-				return nil, fmt.Errorf("DeployRecord %s belongs to another service", rec.Name)
-			}
-			latest = live
-			if recordGeneration(live) >= c.generation || live.Annotations[edgev1alpha1.AnnotationConfigHash] == hash {
-				break // this configuration, or a later one, is recorded already
-			}
-			lastRev = live.Spec.Revision // an earlier configuration holds that number
+		live, err := r.record(ctx, svc, c, lastRev+1, hash, nodesOf)
+		if err != nil {
+			return nil, err
 		}
-		lastGen, lastRev, lastHash = recordGeneration(latest), latest.Spec.Revision, latest.Annotations[edgev1alpha1.AnnotationConfigHash]
+		latest = live
+		lastGen, lastRev, lastHash = recordGeneration(latest, svc), latest.Spec.Revision, recordHash(latest)
+	}
+	if latest == nil {
+		return nil, fmt.Errorf("no DeployRecord holds the configuration of generation %d", svc.Generation)
 	}
 	r.history.forget(svc.UID, lastGen)
 	return latest, nil
 }
 
-// newestRecord follows the record names <service>-<n+1>, <n+2>... on the API
-// server past the newest record the cache knows, and returns the last one
-// that exists.
-func (r *EdgeServiceReconciler) newestRecord(ctx context.Context, svc *edgev1alpha1.EdgeService, latest *edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, error) {
-	rev := svc.Status.Revision
-	if latest != nil {
-		rev = max(rev, latest.Spec.Revision)
-	}
-	if latest == nil || latest.Spec.Revision < rev {
-		rev-- // the status names a record the cache has not seen: read it too
-	}
-	for {
+// lostCurrent says whether the record of the revision every instance runs is
+// gone while the spec has not changed since the status named it.
+func (r *EdgeServiceReconciler) lostCurrent(svc *edgev1alpha1.EdgeService, latest *edgev1alpha1.DeployRecord, running int64) bool {
+	st := svc.Status
+	return running > 0 && st.Revision == running && st.ObservedGeneration == svc.Generation &&
+		(latest == nil || latest.Spec.Revision < running)
+}
+
+// record writes configuration c as revision rev, or finds it already
+// recorded, stepping over names that something else holds.
+func (r *EdgeServiceReconciler) record(ctx context.Context, svc *edgev1alpha1.EdgeService, c observedConfig, rev int64, hash string, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
+	for skips := 0; skips <= maxSlotSkips; {
+		rec := r.newRecord(svc, c, rev, nodesOf(c.spec))
+		err := r.Create(ctx, rec)
+		if err == nil {
+			logf.FromContext(ctx).Info("Recorded a new revision", "revision", rev, "deployRecord", rec.Name, "generation", c.generation)
+			r.Recorder.Eventf(svc, rec, corev1.EventTypeNormal, "RevisionRecorded", "Record",
+				"Recorded revision %d of the deployment configuration in DeployRecord %s", rev, rec.Name)
+			return rec, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
 		live := &edgev1alpha1.DeployRecord{}
-		key := client.ObjectKey{Namespace: svc.Namespace, Name: names.DeployRecord(svc.Name, rev+1)}
-		if err := r.APIReader.Get(ctx, key, live); err != nil {
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), live); err != nil {
 			if apierrors.IsNotFound(err) {
-				return latest, nil
+				continue // deleted in between: the name is free again
 			}
 			return nil, err
 		}
-		if live.Labels[edgev1alpha1.LabelServiceUID] != string(svc.UID) {
-			return latest, nil // a record of an earlier service of the same name
+		if !recordOf(svc, live) {
+			skips++
+			logf.FromContext(ctx).Info("Skipping a record name held by something else", "deployRecord", live.Name, "revision", rev)
+			r.Recorder.Eventf(svc, live, corev1.EventTypeWarning, "RecordNameTaken", "Record",
+				"DeployRecord %s is not this service's record of revision %d; the revision number is skipped", live.Name, rev)
+			rev++
+			continue
 		}
-		latest, rev = live, live.Spec.Revision
+		if err := r.adopt(ctx, svc, live); err != nil {
+			return nil, err
+		}
+		if recordGeneration(live, svc) >= c.generation || recordHash(live) == hash {
+			return live, nil // this configuration, or a later one, is recorded already
+		}
+		rev = live.Spec.Revision + 1 // an earlier configuration holds that number
 	}
+	return nil, fmt.Errorf("more than %d DeployRecord names after revision %d are held by objects that are not records of this service", maxSlotSkips, rev-maxSlotSkips)
 }
 
-func (r *EdgeServiceReconciler) newRecord(svc *edgev1alpha1.EdgeService, c observedConfig, rev int64, hash string, nodes []edgev1alpha1.RecordNode) *edgev1alpha1.DeployRecord {
-	spec := c.spec
-	image := spec.Image
-	image.PullPolicy = image.EffectivePullPolicy()
+// newestRecord follows the record names <service>-<n+1>, <n+2>... on the API
+// server past the newest record the cache knows, and returns the last of the
+// service's records found. The status's revision is where the search
+// starts when the cache knows less; it is only a hint.
+func (r *EdgeServiceReconciler) newestRecord(ctx context.Context, svc *edgev1alpha1.EdgeService, latest *edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, error) {
+	rev := int64(0)
+	if latest != nil {
+		rev = latest.Spec.Revision
+	}
+	if svc.Status.Revision > rev {
+		found, err := r.liveRecord(ctx, svc, svc.Status.Revision)
+		if err != nil {
+			return nil, err
+		}
+		if found != nil && recordOf(svc, found) {
+			latest, rev = found, found.Spec.Revision
+		}
+	}
+	for skips := 0; skips <= maxSlotSkips; rev++ {
+		live, err := r.liveRecord(ctx, svc, rev+1)
+		switch {
+		case err != nil:
+			return nil, err
+		case live == nil:
+			return latest, nil
+		case recordOf(svc, live):
+			latest = live
+		default:
+			skips++ // a name something else holds: look past it
+		}
+	}
+	return latest, nil
+}
+
+// liveRecord reads the object named for revision rev from the API server;
+// nil when there is none.
+func (r *EdgeServiceReconciler) liveRecord(ctx context.Context, svc *edgev1alpha1.EdgeService, rev int64) (*edgev1alpha1.DeployRecord, error) {
+	live := &edgev1alpha1.DeployRecord{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: names.DeployRecord(svc.Name, rev)}, live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if recordOf(svc, live) {
+		if err := r.adopt(ctx, svc, live); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
+func (r *EdgeServiceReconciler) newRecord(svc *edgev1alpha1.EdgeService, c observedConfig, rev int64, nodes []edgev1alpha1.RecordNode) *edgev1alpha1.DeployRecord {
+	spec := c.spec.DeploySpec
+	spec.Image.PullPolicy = spec.Image.EffectivePullPolicy()
 	rec := &edgev1alpha1.DeployRecord{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      names.DeployRecord(svc.Name, rev),
 			Namespace: svc.Namespace,
 			Labels:    map[string]string{edgev1alpha1.LabelServiceUID: string(svc.UID)},
 			Annotations: map[string]string{
-				edgev1alpha1.AnnotationConfigHash: hash,
 				edgev1alpha1.AnnotationGeneration: strconv.FormatInt(c.generation, 10),
 			},
 		},
 		Spec: edgev1alpha1.DeployRecordSpec{
-			ServiceName:  svc.Name,
-			Revision:     rev,
-			Path:         spec.Path,
-			Image:        image,
-			Action:       spec.Action,
-			Cmd:          spec.Cmd,
-			Config:       spec.Config,
-			VSOA:         spec.VSOA,
-			Policy:       spec.Policy,
-			Factor:       spec.Factor,
-			NodeSelector: spec.NodeSelector,
-			Nodes:        nodes,
+			ServiceName: svc.Name,
+			Revision:    rev,
+			DeploySpec:  spec,
+			Nodes:       nodes,
 		},
 	}
 	// The scheme always knows both kinds, so this cannot fail.

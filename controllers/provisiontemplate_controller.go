@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -132,11 +133,12 @@ func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev
 
 // SetupWithManager wires the reconciler to entries; a change of an entry
 // also queues its parent folder and, for a folder, its own entries.
-func (r *ProvisionTemplateReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *ProvisionTemplateReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&edgev1alpha1.ProvisionTemplate{}).
 		Watches(&edgev1alpha1.ProvisionTemplate{}, handler.EnqueueRequestsFromMapFunc(r.related)).
 		Named("provisiontemplate").
+		WithOptions(opts).
 		Complete(r)
 }
 

@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/edgeplane/edgeplane/internal/index"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	RescheduleGrace time.Duration
 	// DeletionTimeout bounds the wait of a deleted service for its containers.
 	DeletionTimeout time.Duration
+	// ReconcileTimeout bounds one reconcile, so that nothing can hold a
+	// worker forever.
+	ReconcileTimeout time.Duration
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -47,10 +51,11 @@ type Options struct {
 // DefaultOptions are the manager's defaults.
 func DefaultOptions() Options {
 	return Options{
-		LeaseNamespace:  "edgeplane-node-lease",
-		NodeGracePeriod: 40 * time.Second,
-		RescheduleGrace: 5 * time.Minute,
-		DeletionTimeout: 5 * time.Minute,
+		LeaseNamespace:   "edgeplane-node-lease",
+		NodeGracePeriod:  40 * time.Second,
+		RescheduleGrace:  5 * time.Minute,
+		DeletionTimeout:  5 * time.Minute,
+		ReconcileTimeout: 30 * time.Second,
 	}
 }
 
@@ -70,6 +75,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
+	opts := controller.Options{ReconciliationTimeout: o.ReconcileTimeout}
 	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -79,7 +85,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Clock:          o.Clock,
 		LeaseNamespace: o.LeaseNamespace,
 		GracePeriod:    o.NodeGracePeriod,
-	}).SetupWithManager(mgr); err != nil {
+	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&EdgeServiceReconciler{
@@ -89,11 +95,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Clock:           o.Clock,
 		RescheduleGrace: o.RescheduleGrace,
 		DeletionTimeout: o.DeletionTimeout,
-	}).SetupWithManager(mgr); err != nil {
+	}).SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
 	return (&ProvisionTemplateReconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("provisiontemplate-controller"),
-	}).SetupWithManager(mgr)
+	}).SetupWithManager(mgr, opts)
 }

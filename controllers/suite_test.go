@@ -74,6 +74,7 @@ var _ = BeforeSuite(func() {
 	opts.NodeGracePeriod = 2 * time.Second
 	opts.RescheduleGrace = 3 * time.Second
 	opts.DeletionTimeout = 4 * time.Second
+	opts.ReconcileTimeout = 10 * time.Second
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.LeaseNamespace}})).To(Succeed())
 	stopManager = startManager(nil)
 })

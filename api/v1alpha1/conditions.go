@@ -64,9 +64,8 @@ const (
 	// AnnotationForceDelete on an EdgeService being deleted removes its
 	// finalizer at once, without waiting for agents to remove containers.
 	AnnotationForceDelete = "edge.edgeplane.io/force-delete"
-	// AnnotationConfigHash on a DeployRecord is the hash of the recorded configuration.
-	AnnotationConfigHash = "edge.edgeplane.io/config-hash"
-	// AnnotationGeneration on a DeployRecord is the service generation it records.
+	// AnnotationGeneration on a DeployRecord is the service generation it
+	// records: a hint for ordering, checked against the service.
 	AnnotationGeneration = "edge.edgeplane.io/generation"
 	// FinalizerContainers holds an EdgeService until its containers are gone.
 	FinalizerContainers = "edge.edgeplane.io/containers"

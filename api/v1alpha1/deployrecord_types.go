@@ -55,43 +55,9 @@ type DeployRecordSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	Revision int64 `json:"revision"`
 
-	// path is the service's folder at this revision.
-	// +optional
-	Path FolderPath `json:"path,omitempty"`
-
-	// image is the image, with the pull policy resolved.
-	// +required
-	Image ImageSpec `json:"image"`
-
-	// action is run or load.
-	// +optional
-	Action DeployAction `json:"action,omitempty"`
-
-	// cmd is the container start command and arguments.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=256
-	Cmd []string `json:"cmd,omitempty"`
-
-	// config is the runtime configuration.
-	// +optional
-	Config *ServiceConfig `json:"config,omitempty"`
-
-	// vsoa is the messaging configuration.
-	// +optional
-	VSOA *VSOAConfig `json:"vsoa,omitempty"`
-
-	// policy is static or dynamic.
-	// +optional
-	Policy DeployPolicy `json:"policy,omitempty"`
-
-	// factor is the instance count of a dynamic service.
-	// +optional
-	Factor *int32 `json:"factor,omitempty"`
-
-	// nodeSelector is the node selector of a dynamic service.
-	// +optional
-	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+	// The configuration of this revision, field for field as the service
+	// held it.
+	DeploySpec `json:",inline"`
 
 	// nodes are the nodes the revision was placed on when it was recorded.
 	// +optional

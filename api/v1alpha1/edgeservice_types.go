@@ -42,40 +42,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.policy != 'dynamic' || !has(self.nodes) || size(self.nodes) == 0",message="nodes is for static services; select nodes of a dynamic service with nodeSelector"
 // +kubebuilder:validation:XValidation:rule="self.policy != 'static' || !has(self.nodeSelector)",message="nodeSelector is for dynamic services"
 type EdgeServiceSpec struct {
-	// path is the service's folder in the path-label tree.
-	// +optional
-	// +kubebuilder:default="/"
-	Path FolderPath `json:"path,omitempty"`
-
-	// image is the image the service deploys.
-	// +required
-	Image ImageSpec `json:"image"`
-
-	// action says whether nodes run the image or only load it.
-	// +optional
-	// +kubebuilder:default=run
-	Action DeployAction `json:"action,omitempty"`
-
-	// cmd is the container start command and arguments.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=256
-	Cmd []string `json:"cmd,omitempty"`
-
-	// config is the runtime configuration of the service's containers.
-	// +optional
-	Config *ServiceConfig `json:"config,omitempty"`
-
-	// vsoa is the messaging configuration.
-	// +optional
-	VSOA *VSOAConfig `json:"vsoa,omitempty"`
-
-	// policy says how instances are placed: static runs one instance on each
-	// node in nodes; dynamic runs factor instances spread over online nodes
-	// that fit the image and match nodeSelector.
-	// +optional
-	// +kubebuilder:default=static
-	Policy DeployPolicy `json:"policy,omitempty"`
+	// The deployment configuration, shared with DeployRecord so that a record
+	// always holds every field of it.
+	DeploySpec `json:",inline"`
 
 	// nodes are the EdgeNode names a static service runs on.
 	// +optional
@@ -83,17 +52,6 @@ type EdgeServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=253
 	Nodes []string `json:"nodes,omitempty"`
-
-	// nodeSelector narrows the nodes a dynamic service may run on by their labels.
-	// +optional
-	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
-
-	// factor is the number of instances of a dynamic service. The scale
-	// subresource reads and writes it.
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=10000
-	Factor *int32 `json:"factor,omitempty"`
 
 	// revisionHistoryLimit is how many DeployRecords are kept; older ones are
 	// pruned, never the current one. Changing it appends no record.

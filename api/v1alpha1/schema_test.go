@@ -43,10 +43,7 @@ import (
 func staticService(mutate func(*edgev1alpha1.EdgeService)) *edgev1alpha1.EdgeService {
 	s := &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "svc-", Namespace: "default"},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Image: edgev1alpha1.ImageSpec{Ref: "nginx@1.25#linux"},
-			Nodes: []string{"edge-1"},
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "nginx@1.25#linux"}}, Nodes: []string{"edge-1"}},
 	}
 	if mutate != nil {
 		mutate(s)
@@ -72,11 +69,7 @@ func folder(name, path string) *edgev1alpha1.ProvisionTemplate {
 func record(name string) *edgev1alpha1.DeployRecord {
 	return &edgev1alpha1.DeployRecord{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: edgev1alpha1.DeployRecordSpec{
-			ServiceName: "svc",
-			Revision:    1,
-			Image:       edgev1alpha1.ImageSpec{Ref: "nginx@1.25#linux", PullPolicy: edgev1alpha1.PullIfNotPresent},
-		},
+		Spec:       edgev1alpha1.DeployRecordSpec{ServiceName: "svc", Revision: 1, DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "nginx@1.25#linux", PullPolicy: edgev1alpha1.PullIfNotPresent}}},
 	}
 }
 

@@ -134,7 +134,7 @@ func TestReleaseBundle(t *testing.T) {
 
 	svc := &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bundled"},
-		Spec:       edgev1alpha1.EdgeServiceSpec{Image: edgev1alpha1.ImageSpec{Ref: "bundled@1#linux"}, Nodes: []string{node}},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "bundled@1#linux"}}, Nodes: []string{node}},
 	}
 	g.Expect(admin.Create(ctx, svc)).To(Succeed())
 	var inst edgev1alpha1.ServiceInstance

@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string) error {
 		metricsCertDir, electionNS       string
 		concurrency, burst               int
 		qps                              float64
+		leaseDuration, renewDeadline     time.Duration
+		retryPeriod                      time.Duration
 	)
 	o := controllers.DefaultOptions()
 	api := apiserver.DefaultOptions()
@@ -74,12 +76,16 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.NodeGracePeriod, "node-grace-period", o.NodeGracePeriod, "How old a node's Lease may be before the node is offline.")
 	fs.DurationVar(&o.RescheduleGrace, "reschedule-grace-period", o.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
 	fs.DurationVar(&o.DeletionTimeout, "deletion-timeout", o.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
+	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", o.ReconcileTimeout, "The longest one reconcile may run; past it, its calls are cancelled and it is retried with back-off.")
 	fs.BoolVar(&runControllers, "controllers", true, "Run the reconcilers. false runs the facade alone, as a read replica.")
 	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	fs.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers that authenticate (TokenReview) and may get the /metrics URL (SubjectAccessReview); false serves plain HTTP to anyone who can connect.")
 	fs.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key of the metrics endpoint, reloaded when they change; empty means a self-signed certificate.")
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	fs.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
+	fs.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes over; a leader killed without releasing is replaced after this long.")
+	fs.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading; less than the lease duration.")
+	fs.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
 	fs.StringVar(&electionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty means the manager's own namespace when it runs in a pod.")
 	fs.IntVar(&concurrency, "concurrency", 4, "How many objects of one kind are reconciled at once.")
 	fs.Float64Var(&qps, "kube-api-qps", 50, "Queries per second to the API server the manager may make.")
@@ -142,6 +148,9 @@ func run(ctx context.Context, args []string) error {
 		LeaderElection:          leaderElection && runControllers,
 		LeaderElectionID:        "edgeplane-manager.edge.edgeplane.io",
 		LeaderElectionNamespace: electionNS,
+		LeaseDuration:           &leaseDuration,
+		RenewDeadline:           &renewDeadline,
+		RetryPeriod:             &retryPeriod,
 		// A replica that stops hands over at once rather than after the
 		// lease expires; safe because Start returns only once every
 		// reconciler has stopped.

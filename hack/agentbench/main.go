@@ -242,11 +242,7 @@ func waitSuccess(ctx context.Context, c client.Client, svc *edgev1alpha1.EdgeSer
 func service(name, node string) *edgev1alpha1.EdgeService {
 	return &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Image:  edgev1alpha1.ImageSpec{Ref: "box@1#linux", PullPolicy: edgev1alpha1.PullIfNotPresent},
-			Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Restart: "always"}},
-			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{node},
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "box@1#linux", PullPolicy: edgev1alpha1.PullIfNotPresent}, Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Restart: "always"}}, Policy: edgev1alpha1.PolicyStatic}, Nodes: []string{node}},
 	}
 }
 

@@ -191,8 +191,7 @@ func createServices(ctx context.Context, c client.Client, n, factor int) error {
 			for i := range work {
 				err := c.Create(ctx, &edgev1alpha1.EdgeService{
 					ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("svc-%05d", i)},
-					Spec: edgev1alpha1.EdgeServiceSpec{Path: edgev1alpha1.FolderPath(fmt.Sprintf("/scale/group-%02d", i%20)),
-						Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To(int32(factor))},
+					Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: edgev1alpha1.FolderPath(fmt.Sprintf("/scale/group-%02d", i%20)), Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To(int32(factor))}},
 				})
 				if err != nil {
 					failed.Store(&err)

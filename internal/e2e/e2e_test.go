@@ -166,13 +166,11 @@ var _ = Describe("A legacy client", Ordered, func() {
 	It("deploys a static and a dynamic service and follows them from deploying to success", func() {
 		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gateway"},
-			Spec: edgev1alpha1.EdgeServiceSpec{Path: "/plant-a/line-1", Image: edgev1alpha1.ImageSpec{Ref: "gateway@1.0#linux"},
-				Cmd: []string{"/bin/gateway"}, Nodes: []string{"edge-linux-01", "edge-linux-03"}},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/plant-a/line-1", Image: edgev1alpha1.ImageSpec{Ref: "gateway@1.0#linux"}, Cmd: []string{"/bin/gateway"}}, Nodes: []string{"edge-linux-01", "edge-linux-03"}},
 		})).To(Succeed())
 		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "telemetry"},
-			Spec: edgev1alpha1.EdgeServiceSpec{Path: "/plant-a", Image: edgev1alpha1.ImageSpec{Ref: "telemetry@2#linux"},
-				Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](3), NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"site": "plant-a"}}},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/plant-a", Image: edgev1alpha1.ImageSpec{Ref: "telemetry@2#linux"}, Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](3), NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"site": "plant-a"}}}},
 		})).To(Succeed())
 
 		Eventually(func() []any { return statuses(containersOf("gateway")) }).Should(Equal([]any{"success", "success"}))
@@ -197,7 +195,7 @@ var _ = Describe("A legacy client", Ordered, func() {
 	It("reports a container that fails to start", func() {
 		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "broken"},
-			Spec:       edgev1alpha1.EdgeServiceSpec{Path: "/lab", Image: edgev1alpha1.ImageSpec{Ref: "broken@1#sylixos"}, Nodes: []string{"edge-sylixos-02"}},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/lab", Image: edgev1alpha1.ImageSpec{Ref: "broken@1#sylixos"}}, Nodes: []string{"edge-sylixos-02"}},
 		})).To(Succeed())
 		Eventually(func() []any { return statuses(containersOf("broken")) }).Should(Equal([]any{"failure"}))
 		Expect(containersOf("broken")[0]["failedMessage"]).To(ContainSubstring("broken@1#sylixos"))

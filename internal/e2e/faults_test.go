@@ -44,7 +44,7 @@ var _ = Describe("The simulated runtime's scripted faults", func() {
 
 		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "crashy"},
-			Spec:       edgev1alpha1.EdgeServiceSpec{Path: "/faults", Image: edgev1alpha1.ImageSpec{Ref: "crashy@1#linux"}, Nodes: []string{node}},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/faults", Image: edgev1alpha1.ImageSpec{Ref: "crashy@1#linux"}}, Nodes: []string{node}},
 		})).To(Succeed())
 		Eventually(func() any {
 			c := containersOf("crashy")

@@ -39,6 +39,9 @@ const (
 	ServiceByPolicy = "edgeservice.spec.policy"
 	// RecordByServiceUID indexes DeployRecords by the UID of their service.
 	RecordByServiceUID = "deployrecord.serviceUID"
+	// RecordByServiceName indexes DeployRecords by spec.serviceName, which
+	// finds records that lost their label or owner too.
+	RecordByServiceName = "deployrecord.spec.serviceName"
 	// TemplateByParent indexes ProvisionTemplates by their parent folder,
 	// as namespace/path.
 	TemplateByParent = "provisiontemplate.parent"
@@ -81,6 +84,9 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 				return []string{uid}
 			}
 			return nil
+		}},
+		{&edgev1alpha1.DeployRecord{}, RecordByServiceName, func(o client.Object) []string {
+			return []string{o.(*edgev1alpha1.DeployRecord).Spec.ServiceName}
 		}},
 		{&edgev1alpha1.ProvisionTemplate{}, TemplateByParent, func(o client.Object) []string {
 			t := o.(*edgev1alpha1.ProvisionTemplate)

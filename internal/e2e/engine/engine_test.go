@@ -210,10 +210,7 @@ func key(name string) ctrlclient.ObjectKey {
 func service(name, node string, ref edgev1alpha1.ImageRef, mutate func(*edgev1alpha1.EdgeServiceSpec)) *edgev1alpha1.EdgeService {
 	s := &edgev1alpha1.EdgeService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec: edgev1alpha1.EdgeServiceSpec{
-			Path: "/engine", Image: edgev1alpha1.ImageSpec{Ref: ref, PullPolicy: edgev1alpha1.PullIfNotPresent},
-			Policy: edgev1alpha1.PolicyStatic, Nodes: []string{node},
-		},
+		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/engine", Image: edgev1alpha1.ImageSpec{Ref: ref, PullPolicy: edgev1alpha1.PullIfNotPresent}, Policy: edgev1alpha1.PolicyStatic}, Nodes: []string{node}},
 	}
 	if mutate != nil {
 		mutate(&s.Spec)
