@@ -159,12 +159,12 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		sel := map[string]string{"pool": ns}
 		stopRenewing := map[string]func(){}
 		for _, n := range []string{"dyn-a", "dyn-b", "dyn-c"} {
-			createNode(n+"-"+ns, "linux", sel)
+			createNode(n+"-"+ns, "linux", zoned(ns, sel))
 			stopRenewing[n+"-"+ns] = keepAlive(n + "-" + ns)
 		}
-		createNode("dyn-sylix-"+ns, "sylixos", sel)
+		createNode("dyn-sylix-"+ns, "sylixos", zoned(ns, sel))
 		keepAlive("dyn-sylix-" + ns)
-		createNode("dyn-other-"+ns, "linux", map[string]string{"pool": "other"})
+		createNode("dyn-other-"+ns, "linux", zoned(ns, map[string]string{"pool": "other"}))
 		keepAlive("dyn-other-" + ns)
 		Eventually(nodeState("dyn-c-" + ns)).Should(Equal(edgev1alpha1.NodeOnline))
 

@@ -137,19 +137,36 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	}
 
 	// Keep the instances whose node still qualifies, including nodes
-	// offline for less than the reschedule grace period.
+	// offline for less than the reschedule grace period, and nodes of a
+	// zone that looks partitioned, however long.
 	count := map[string]int{}
 	var keep []edgev1alpha1.ServiceInstance
+	disrupted := disruptedZones(nodes, now, r.RescheduleGrace)
+	held := map[string]bool{}
 	for _, inst := range svc.Status.Containers {
 		n := nodes[inst.NodeName]
-		if off := offlineFor(n, now); eligible(n) && off < r.RescheduleGrace {
-			keep = append(keep, inst)
-			count[inst.NodeName]++
+		if !eligible(n) {
+			continue
+		}
+		off := offlineFor(n, now)
+		why, partitioned := disrupted[zoneOf(n)]
+		switch {
+		case off < r.RescheduleGrace:
 			if left := r.RescheduleGrace - off; off > 0 && (p.recheckIn == 0 || left < p.recheckIn) {
 				p.recheckIn = left
 			}
+		case partitioned && off > 0:
+			if !held[why] {
+				held[why] = true
+				p.problems = append(p.problems, why)
+			}
+		default:
+			continue
 		}
+		keep = append(keep, inst)
+		count[inst.NodeName]++
 	}
+	sort.Strings(p.problems)
 	// Too many: drop from the busiest nodes, offline nodes first, newest first.
 	for int32(len(keep)) > p.desired {
 		victim := 0
