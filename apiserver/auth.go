@@ -106,8 +106,9 @@ func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error
 	if allowed, ok := a.decisions.Get(dkey); ok {
 		return denied(allowed.(bool), user, verb, resource)
 	}
-	ra := &authorizationv1.ResourceAttributes{Group: edgev1alpha1.GroupVersion.Group, Resource: resource, Verb: verb}
-	if resource != "edgenodes" {
+	res, sub, _ := strings.Cut(resource, "/")
+	ra := &authorizationv1.ResourceAttributes{Group: edgev1alpha1.GroupVersion.Group, Resource: res, Subresource: sub, Verb: verb}
+	if res != "edgenodes" {
 		ra.Namespace = a.namespace
 	}
 	extra := map[string]authorizationv1.ExtraValue{}

@@ -69,12 +69,14 @@ func TestFacadeRolesMatchRoutes(t *testing.T) {
 		}
 		needed := map[string]bool{}
 		for _, rt := range routes {
-			allowed := grants(role.Rules, rt.Verb, rt.Resource)
+			allowed := grantsAll(role.Rules, rt.Needs)
 			if in := slices.Contains(methods, rt.Method); in != allowed {
-				t.Errorf("%s allows %s %s (%s %s): %v, want %v", name, rt.Method, rt.Pattern, rt.Verb, rt.Resource, allowed, in)
+				t.Errorf("%s allows %s %s (%v): %v, want %v", name, rt.Method, rt.Pattern, rt.Needs, allowed, in)
 			}
 			if slices.Contains(methods, rt.Method) {
-				needed[rt.Verb+" "+rt.Resource] = true
+				for _, p := range rt.Needs {
+					needed[p.Verb+" "+p.Resource] = true
+				}
 			}
 		}
 		for _, r := range role.Rules {

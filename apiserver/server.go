@@ -218,11 +218,17 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// Permission is a verb on a resource of edge.edgeplane.io (resource or
+// resource/subresource), in the facade's namespace unless cluster-scoped.
+type Permission struct {
+	Verb, Resource string
+}
+
 // RouteAccess is one route of the facade and the access its
-// SubjectAccessReview asks for under --auth=kubernetes: verb on resource
-// of edge.edgeplane.io, in the facade's namespace unless cluster-scoped.
+// SubjectAccessReviews ask for under --auth=kubernetes: every one of Needs.
 type RouteAccess struct {
-	Method, Pattern, Name, Verb, Resource string
+	Method, Pattern, Name string
+	Needs                 []Permission
 }
 
 // Routes lists the facade's routes with the access each needs.
@@ -230,7 +236,7 @@ func Routes() []RouteAccess {
 	rs := (&Server{}).routes()
 	out := make([]RouteAccess, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, RouteAccess{Method: r.method, Pattern: r.pattern, Name: r.name, Verb: r.verb, Resource: r.resource})
+		out = append(out, RouteAccess{Method: r.method, Pattern: r.pattern, Name: r.name, Needs: r.needs})
 	}
 	return out
 }
@@ -239,21 +245,27 @@ func Routes() []RouteAccess {
 // terms, for authorization.
 type route struct {
 	method, pattern, name string
-	verb, resource        string
+	needs                 []Permission
 	handle                func(r *http.Request) (any, error)
 }
 
+func needs(verb, resource string) []Permission { return []Permission{{verb, resource}} }
+
 func (s *Server) routes() []route {
 	return []route{
-		{http.MethodGet, "/api/v1/node", "listNodes", "list", "edgenodes", s.listNodes},
-		{http.MethodGet, "/api/v1/container/service", "listContainersOfServices", "list", "edgeservices", s.listContainersOfServices},
-		{http.MethodGet, "/api/v1/container/node", "listContainersOfNodes", "list", "edgeservices", s.listContainersOfNodes},
-		{http.MethodGet, "/api/v1/container/{id}", "getContainer", "get", "edgeservices", s.getContainer},
-		{http.MethodGet, "/api/v1/service/record", "listRecords", "list", "deployrecords", s.listRecords},
-		{http.MethodGet, "/api/v1/service/record/{id}", "getRecord", "get", "deployrecords", s.getRecord},
-		{http.MethodDelete, "/api/v1/service/path", "deleteServicesByPath", "delete", "edgeservices", s.deleteServicesByPath},
-		{http.MethodPost, "/api/v1/provision-template/path-label/service/batch", "createTemplates", "create", "provisiontemplates", s.createTemplates},
-		{http.MethodPost, "/api/v1/provision-template/path-label/folder", "createFolder", "create", "provisiontemplates", s.createFolder},
+		{http.MethodGet, "/api/v1/node", "listNodes", needs("list", "edgenodes"), s.listNodes},
+		{http.MethodGet, "/api/v1/container/service", "listContainersOfServices", needs("list", "edgeservices"), s.listContainersOfServices},
+		{http.MethodGet, "/api/v1/container/node", "listContainersOfNodes", needs("list", "edgeservices"), s.listContainersOfNodes},
+		{http.MethodGet, "/api/v1/container/{id}", "getContainer", needs("get", "edgeservices"), s.getContainer},
+		{http.MethodGet, "/api/v1/service/record", "listRecords", needs("list", "deployrecords"), s.listRecords},
+		{http.MethodGet, "/api/v1/service/record/{id}", "getRecord", needs("get", "deployrecords"), s.getRecord},
+		{http.MethodDelete, "/api/v1/service/path", "deleteServicesByPath",
+			// Force-deleting removes edgeplane's finalizer on the caller's
+			// behalf: that takes the permission Kubernetes uses for
+			// finalizers, update on edgeservices/finalizers.
+			[]Permission{{"delete", "edgeservices"}, {"update", "edgeservices/finalizers"}}, s.deleteServicesByPath},
+		{http.MethodPost, "/api/v1/provision-template/path-label/service/batch", "createTemplates", needs("create", "provisiontemplates"), s.createTemplates},
+		{http.MethodPost, "/api/v1/provision-template/path-label/folder", "createFolder", needs("create", "provisiontemplates"), s.createFolder},
 	}
 }
 
@@ -288,9 +300,11 @@ func (s *Server) serveRoute(rt route) http.Handler {
 			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, rt.method))
 			return
 		}
-		if err := s.auth.authorize(r, rt.verb, rt.resource); err != nil {
-			writeError(w, err)
-			return
+		for _, p := range rt.needs {
+			if err := s.auth.authorize(r, p.Verb, p.Resource); err != nil {
+				writeError(w, err)
+				return
+			}
 		}
 		if !s.synced.Load() {
 			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet; try again shortly."))

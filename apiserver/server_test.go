@@ -206,7 +206,8 @@ var _ = Describe("--auth=kubernetes", Ordered, func() {
 
 	BeforeAll(func() {
 		viewer = token("viewer", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgenodes"}, Verbs: []string{"list"}})
-		editor = token("editor", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgeservices"}, Verbs: []string{"list", "delete"}})
+		editor = token("editor", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgeservices"}, Verbs: []string{"list", "delete"}},
+			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"edgeservices/finalizers"}, Verbs: []string{"update"}})
 	})
 
 	It("refuses requests without a valid bearer token with 401", func() {

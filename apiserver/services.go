@@ -18,7 +18,10 @@ package apiserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/google/uuid"
@@ -29,6 +32,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/paths"
 )
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=delete,namespace=default
@@ -63,8 +67,11 @@ func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
 	for i := range list.Items {
 		svc := &list.Items[i]
 		d := deletion{ProvisionID: string(svc.UID), Result: "successful", TransactionID: tx}
-		if err := s.forceDelete(r.Context(), svc); err != nil {
+		if err := s.forceDelete(r.Context(), svc, p); err != nil {
 			msg := fromKube(err).msg
+			if errors.Is(err, errMoved) {
+				msg = err.Error()
+			}
 			d.Result, d.Error = "failed", &msg
 		}
 		out = append(out, d)
@@ -87,16 +94,41 @@ func parseDeletePath(r *http.Request) (string, *apiError) {
 	return p, nil
 }
 
+// errMoved says a service left the path between the cache's answer and the
+// delete.
+var errMoved = errors.New("moved")
+
 // forceDelete deletes a service and removes edgeplane's finalizer, so that
 // it goes at once even when no agent reports its containers gone. Other
-// finalizers are left to their owners.
-func (s *Server) forceDelete(ctx context.Context, svc *edgev1alpha1.EdgeService) error {
-	err := s.writer.Delete(ctx, svc, client.Preconditions{UID: &svc.UID})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
+// finalizers are left to their owners. The delete is preconditioned on the
+// resourceVersion the decision was made on: a service changed since (for
+// example moved out of the path while the request ran) is read again and
+// deleted only if it is still at or below path.
+func (s *Server) forceDelete(ctx context.Context, svc *edgev1alpha1.EdgeService, path string) error {
+	target := svc
+	for attempt := 0; ; attempt++ {
+		rv := target.ResourceVersion
+		err := s.writer.Delete(ctx, target, client.Preconditions{UID: &svc.UID, ResourceVersion: &rv})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		live := &edgev1alpha1.EdgeService{}
+		if err := s.live.Get(ctx, client.ObjectKeyFromObject(svc), live); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if live.UID != svc.UID {
+			return nil // deleted and created again: not the service that matched
+		}
+		if !slices.Contains(paths.Ancestors(string(live.Spec.Path)), path) {
+			return fmt.Errorf("%w: service %s moved to %s while the request ran, so it was not deleted", errMoved, live.Name, live.Spec.Path)
+		}
+		target = live
 	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := &edgev1alpha1.EdgeService{}

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/internal/names"
 )
 
@@ -89,6 +90,32 @@ var _ = Describe("DELETE /api/v1/service/path", func() {
 		Eventually(serviceGone("del-deep")).Should(BeTrue())
 		Consistently(serviceGone("del-sibling"), "1s").Should(BeFalse(), "/plant-2 is not below /plant")
 		Expect(serviceGone("del-root")()).To(BeFalse())
+	})
+
+	It("spares a service moved out of the path after the cache answered, and deletes one changed but still below it", func() {
+		createNode("del-race-node", "linux", "amd64")
+		moved := createStatic("del-moved", "/race", "app@1#linux", "del-race-node")
+		changed := createStatic("del-changed", "/race/a", "app@1#linux", "del-race-node")
+		seenMoved, seenChanged := getService("del-moved"), getService("del-changed")
+
+		By("moving one service out of /race and changing the other, behind the facade's back")
+		patch := client.MergeFrom(seenMoved.DeepCopy())
+		live := seenMoved.DeepCopy()
+		live.Spec.Path = "/elsewhere"
+		Expect(k8sClient.Patch(ctx, live, patch)).To(Succeed())
+		patch = client.MergeFrom(seenChanged.DeepCopy())
+		live = seenChanged.DeepCopy()
+		live.Spec.Image.Ref = "app@2#linux"
+		Expect(k8sClient.Patch(ctx, live, patch)).To(Succeed())
+
+		By("force-deleting both as the cache saw them")
+		err := apiserver.ForceDelete(ctx, k8sClient, seenMoved, "/race")
+		Expect(err).To(MatchError(ContainSubstring("moved to /elsewhere while the request ran")))
+		Expect(apiserver.ForceDelete(ctx, k8sClient, seenChanged, "/race")).To(Succeed())
+		Eventually(serviceGone("del-changed")).Should(BeTrue())
+		Consistently(serviceGone("del-moved"), "1s").Should(BeFalse())
+		Expect(getService("del-moved").DeletionTimestamp).To(BeNil())
+		Expect(moved.UID).NotTo(Equal(changed.UID))
 	})
 
 	It("answers [] when nothing lies under the path", func() {
