@@ -155,6 +155,10 @@ scale: build ## The scale run: 1,000 simulated nodes and 2,000 services on this 
 chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading manager killed every 6 s; prints duplicates, missing versions and convergence time.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
 
+.PHONY: outage
+outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
+	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./internal/e2e/outage -count=1 -v -run TestAPIServerOutage
+
 .PHONY: bench-agent
 bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -55,14 +56,28 @@ type kubeAuthorizer struct {
 	client    kubernetes.Interface
 	namespace string
 	audiences []string
-	ttl       time.Duration
+	// ttl is how long a decision is reused; stale is how long past that it
+	// is still reused while the API server cannot be reached.
+	ttl, stale time.Duration
+	now        func() time.Time
 	// users holds tokens that authenticated, invalid the ones that did not:
 	// apart, so that a flood of made-up tokens cannot evict real users.
-	users     *utilcache.LRUExpireCache // token hash -> *authenticationv1.UserInfo
+	users     *utilcache.LRUExpireCache // token hash -> decided[*authenticationv1.UserInfo]
 	invalid   *utilcache.LRUExpireCache // token hash -> struct{}
-	decisions *utilcache.LRUExpireCache // token hash + verb + resource -> bool
+	decisions *utilcache.LRUExpireCache // token hash + verb + resource -> decided[bool]
 	// reviews limits the TokenReviews of tokens neither cache knows.
 	reviews *rate.Limiter
+	// down is set when a review found the API server unreachable: stale
+	// decisions then answer at once instead of each request waiting out a
+	// review's timeout, and one probe at a time watches for the API server
+	// to come back.
+	down, probing atomic.Bool
+}
+
+// decided is a cached decision and when it was made.
+type decided[T any] struct {
+	value T
+	at    time.Time
 }
 
 // TokenReviews of tokens the facade has not seen, per second and in a
@@ -76,13 +91,13 @@ const (
 // or stopped API server answers a request with 503 rather than holding it.
 const reviewTimeout = 5 * time.Second
 
-func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, ttl time.Duration) (*kubeAuthorizer, error) {
+func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, ttl, stale time.Duration, now func() time.Time) (*kubeAuthorizer, error) {
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &kubeAuthorizer{
-		client: c, namespace: namespace, audiences: audiences, ttl: ttl,
+		client: c, namespace: namespace, audiences: audiences, ttl: ttl, stale: stale, now: now,
 		users: utilcache.NewLRUExpireCache(4096), invalid: utilcache.NewLRUExpireCache(4096), decisions: utilcache.NewLRUExpireCache(16384),
 		reviews: rate.NewLimiter(reviewRate, reviewBurst),
 	}, nil
@@ -103,8 +118,12 @@ func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error
 		return errorf(http.StatusUnauthorized, "The bearer token is not valid.")
 	}
 	dkey := key + "|" + verb + "|" + resource
-	if allowed, ok := a.decisions.Get(dkey); ok {
-		return denied(allowed.(bool), user, verb, resource)
+	cached, _ := a.decisions.Get(dkey)
+	prev, _ := cached.(decided[bool])
+	if ok := cached != nil; ok && a.fresh(prev.at) {
+		return denied(prev.value, user, verb, resource)
+	} else if ok && a.serveStale(prev.at) {
+		return denied(prev.value, user, verb, resource)
 	}
 	res, sub, _ := strings.Cut(resource, "/")
 	ra := &authorizationv1.ResourceAttributes{Group: edgev1alpha1.GroupVersion.Group, Resource: res, Subresource: sub, Verb: verb}
@@ -123,20 +142,74 @@ func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		if a.unreachable(err) && cached != nil && a.withinStale(prev.at) {
+			return denied(prev.value, user, verb, resource)
+		}
 		return fromKube(err)
 	}
-	a.decisions.Add(dkey, sar.Status.Allowed, a.ttl)
+	a.decisions.Add(dkey, decided[bool]{sar.Status.Allowed, a.now()}, a.ttl+a.stale)
 	return denied(sar.Status.Allowed, user, verb, resource)
 }
 
+// fresh says whether a decision made at t is within the TTL.
+func (a *kubeAuthorizer) fresh(t time.Time) bool { return a.now().Sub(t) < a.ttl }
+
+// withinStale says whether a decision made at t may still stand in while
+// the API server cannot be reached.
+func (a *kubeAuthorizer) withinStale(t time.Time) bool { return a.now().Sub(t) < a.ttl+a.stale }
+
+// serveStale says whether a stale decision answers without asking: the
+// API server is unreachable.
+func (a *kubeAuthorizer) serveStale(t time.Time) bool {
+	if !a.withinStale(t) || !a.down.Load() {
+		return false
+	}
+	a.probe()
+	return true
+}
+
+// unreachable says whether a review failed because the API server could
+// not answer, and if so marks it down.
+func (a *kubeAuthorizer) unreachable(err error) bool {
+	if fromKube(err).status != http.StatusServiceUnavailable {
+		return false
+	}
+	a.down.Store(true)
+	a.probe()
+	return true
+}
+
+// probe asks the API server's /readyz, once a second, until it answers;
+// then reviews are asked again. One probe runs at a time.
+func (a *kubeAuthorizer) probe() {
+	if !a.probing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer a.probing.Store(false)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), reviewTimeout)
+			err := a.client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+			cancel()
+			if err == nil {
+				a.down.Store(false)
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+}
+
 func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*authenticationv1.UserInfo, error) {
-	if u, ok := a.users.Get(key); ok {
-		return u.(*authenticationv1.UserInfo), nil
+	cached, _ := a.users.Get(key)
+	prev, _ := cached.(decided[*authenticationv1.UserInfo])
+	if cached != nil && (a.fresh(prev.at) || a.serveStale(prev.at)) {
+		return prev.value, nil
 	}
 	if _, ok := a.invalid.Get(key); ok {
 		return nil, nil
 	}
-	if !a.reviews.Allow() {
+	if cached == nil && !a.reviews.Allow() {
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 1,
 			msg: "Too many bearer tokens the facade has not seen yet are being checked; retry in a second."}
 	}
@@ -146,13 +219,17 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 		Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.audiences},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		if a.unreachable(err) && cached != nil && a.withinStale(prev.at) {
+			return prev.value, nil
+		}
 		return nil, fromKube(err)
 	}
 	if !tr.Status.Authenticated {
+		a.users.Remove(key)
 		a.invalid.Add(key, struct{}{}, a.ttl)
 		return nil, nil
 	}
-	a.users.Add(key, &tr.Status.User, a.ttl)
+	a.users.Add(key, decided[*authenticationv1.UserInfo]{&tr.Status.User, a.now()}, a.ttl+a.stale)
 	return &tr.Status.User, nil
 }
 

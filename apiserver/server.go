@@ -50,6 +50,10 @@ type Options struct {
 	// AuthCacheTTL is how long an authentication or authorization decision
 	// is reused.
 	AuthCacheTTL time.Duration
+	// AuthStaleTTL is how long past AuthCacheTTL a decision is still reused
+	// while the API server cannot be reached, so that reads keep being
+	// served from the cache through an outage.
+	AuthStaleTTL time.Duration
 	// TLSCertFile and TLSKeyFile turn on TLS when both are set; the
 	// certificate is reloaded when the files change.
 	TLSCertFile, TLSKeyFile string
@@ -73,7 +77,7 @@ const (
 
 // DefaultOptions are the facade's defaults.
 func DefaultOptions() Options {
-	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, Location: time.UTC}
+	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, AuthStaleTTL: 5 * time.Minute, Location: time.UTC}
 }
 
 // Validate checks the options before anything starts.
@@ -126,7 +130,7 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 	}
 	s.auth = allowAll{}
 	if o.Auth == AuthKubernetes {
-		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL)
+		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL, o.AuthStaleTTL, o.Clock.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -224,6 +228,9 @@ type Permission struct {
 	Verb, Resource string
 }
 
+// writeTimeout bounds the API server calls of one write request.
+const writeTimeout = 4 * time.Second
+
 // RouteAccess is one route of the facade and the access its
 // SubjectAccessReviews ask for under --auth=kubernetes: every one of Needs.
 type RouteAccess struct {
@@ -309,6 +316,13 @@ func (s *Server) serveRoute(rt route) http.Handler {
 		if !s.synced.Load() {
 			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet; try again shortly."))
 			return
+		}
+		if rt.method != http.MethodGet {
+			// A write waits for the API server at most this long, so that
+			// an outage answers 503 rather than holding the client.
+			ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
 		}
 		data, err := rt.handle(r)
 		if err != nil {

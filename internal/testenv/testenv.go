@@ -24,10 +24,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -152,4 +155,33 @@ func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
 			out = append(out, u)
 		}
 	}
+}
+
+// APIServerPID finds the process of the kube-apiserver that cfg talks to,
+// by its --secure-port, for tests that stop and resume it.
+func APIServerPID(cfg *rest.Config) (int, error) {
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		return 0, err
+	}
+	want := "--secure-port=" + u.Port()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(data), "\x00")
+		if strings.HasSuffix(args[0], "kube-apiserver") && slices.Contains(args, want) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no kube-apiserver with %s", want)
 }
