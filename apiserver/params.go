@@ -49,7 +49,9 @@ type page struct {
 func parsePage(q url.Values) (page, *apiError) {
 	p := page{num: 1, size: defaultPageSize}
 	fields := map[string]string{}
-	if v, ok := single(q, "pageNum", fields); ok {
+	// An empty value, as form serialisers send for an empty field, means
+	// not given.
+	if v, ok := single(q, "pageNum", fields); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		switch {
 		case err != nil:
@@ -60,7 +62,7 @@ func parsePage(q url.Values) (page, *apiError) {
 			p.num = n
 		}
 	}
-	if v, ok := single(q, "pageSize", fields); ok {
+	if v, ok := single(q, "pageSize", fields); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		switch {
 		case err != nil:

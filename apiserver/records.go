@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/imageref"
 	"github.com/edgeplane/edgeplane/internal/index"
 )
 
@@ -75,6 +76,64 @@ type vsoa struct {
 	HealthStartDelayMs int32  `json:"healthStartDelayMs"`
 }
 
+// linuxConfig and embeddedConfig are the two config kinds as the contract
+// shows them: every key always present, empty when unset, so that a client
+// can read config.env without checking for it first.
+type linuxConfig struct {
+	Hostname  string   `json:"hostname"`
+	Env       []string `json:"env"`
+	Cmd       []string `json:"cmd"`
+	Name      string   `json:"name"`
+	Restart   string   `json:"restart"`
+	Network   string   `json:"network"`
+	Memory    int64    `json:"memory"`
+	HealthCmd []string `json:"healthCmd"`
+}
+
+type embeddedConfig struct {
+	Name     string   `json:"name"`
+	Env      []string `json:"env"`
+	Cmd      []string `json:"cmd"`
+	Restart  string   `json:"restart"`
+	Memory   int64    `json:"memory"`
+	Priority int32    `json:"priority"`
+}
+
+// configOf is a record's config: the kind set, or, when none is, the kind
+// of the image's OS with every key empty. It is never null.
+func configOf(spec *edgev1alpha1.DeployRecordSpec) any {
+	c := spec.Config
+	if c == nil {
+		c = &edgev1alpha1.ServiceConfig{}
+	}
+	switch {
+	case c.Linux != nil:
+		l := c.Linux
+		return linuxConfig{Hostname: l.Hostname, Env: orEmpty(l.Env), Cmd: orEmpty(l.Cmd), Name: l.Name, Restart: string(l.Restart),
+			Network: l.Network, Memory: l.Memory, HealthCmd: orEmpty(l.HealthCmd)}
+	case c.Embedded != nil:
+		e := c.Embedded
+		out := embeddedConfig{Name: e.Name, Env: orEmpty(e.Env), Cmd: orEmpty(e.Cmd), Restart: string(e.Restart), Memory: e.Memory}
+		if e.Priority != nil {
+			out.Priority = *e.Priority
+		}
+		return out
+	case imageOS(spec.Image.Ref) == linuxOS:
+		return linuxConfig{Env: []string{}, Cmd: []string{}, HealthCmd: []string{}}
+	default:
+		return embeddedConfig{Env: []string{}, Cmd: []string{}}
+	}
+}
+
+// linuxOS is the OS part of the refs of Linux images.
+const linuxOS = "linux"
+
+// imageOS is the OS part of an image ref name@tag#os.
+func imageOS(ref edgev1alpha1.ImageRef) string {
+	r, _ := imageref.Parse(string(ref)) // the schema validated it
+	return r.OS
+}
+
 // getRecord serves GET /api/v1/service/record/{id}.
 func (s *Server) getRecord(r *http.Request) (any, error) {
 	id := r.PathValue("id")
@@ -108,11 +167,7 @@ func (s *Server) getRecord(r *http.Request) (any, error) {
 	} else {
 		d.Factor = int32(len(spec.Nodes))
 	}
-	if c := spec.Config; c != nil && c.Linux != nil {
-		d.Config = c.Linux
-	} else if c != nil && c.Embedded != nil {
-		d.Config = c.Embedded
-	}
+	d.Config = configOf(spec)
 	if v := spec.VSOA; v != nil {
 		d.VSOA = vsoa{Port: v.Port, HealthPath: v.HealthPath, HealthIntervalMs: v.HealthIntervalMs, HealthTimeoutMs: v.HealthTimeoutMs, HealthStartDelayMs: v.HealthStartDelayMs}
 	}

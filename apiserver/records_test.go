@@ -106,7 +106,7 @@ var _ = Describe("Deployment records", Ordered, func() {
 		node := getNode("rec-a")
 		Expect(r.object()).To(Equal(map[string]any{
 			"id": string(rec.UID), "action": "run", "cmd": []any{"serve", "--port=80"}, "name": "rec-svc",
-			"config": map[string]any{"hostname": "api", "env": []any{"MODE=prod"}, "cmd": []any{"run"}, "restart": "always",
+			"config": map[string]any{"hostname": "api", "name": "", "env": []any{"MODE=prod"}, "cmd": []any{"run"}, "restart": "always",
 				"network": "host", "memory": float64(256 << 20), "healthCmd": []any{"curl", "-f", "localhost"}},
 			"vsoa":     map[string]any{"port": 3000.0, "healthPath": "/health", "healthIntervalMs": 1000.0, "healthTimeoutMs": 500.0, "healthStartDelayMs": 2000.0},
 			"nodeList": []any{map[string]any{"nodeId": string(node.UID), "nodeName": "rec-a", "address": "10.3.0.7:7200"}},

@@ -26,7 +26,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +65,10 @@ type Options struct {
 	// InsecureAuthOverHTTP lets AuthKubernetes serve plain HTTP, which
 	// sends bearer tokens in clear text.
 	InsecureAuthOverHTTP bool
+	// CORSAllowedOrigins are the web origins, such as
+	// https://console.example.com, whose pages may call the facade; none by
+	// default.
+	CORSAllowedOrigins []string
 	// Location is the time zone of the yyyy-MM-dd HH:mm:ss times.
 	Location *time.Location
 	// Clock is the time source; nil means the real clock.
@@ -94,6 +100,12 @@ func (o Options) Validate() error {
 	}
 	if o.Namespace == "" {
 		return errors.New("the facade needs a namespace")
+	}
+	for _, origin := range o.CORSAllowedOrigins {
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+			return fmt.Errorf("CORS origin %q is not an origin such as https://console.example.com (scheme and host, no path; no wildcard)", origin)
+		}
 	}
 	return nil
 }
@@ -295,16 +307,90 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/", instrument("unknown", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("No endpoint %s %s; see /api/v1/openapi.json.", r.Method, r.URL.Path))
 	})))
-	return recoverPanics(s.log, mux)
+	return recoverPanics(s.log, s.cors(s.trailingSlash(mux)))
+}
+
+// trailingSlash serves a GET (or HEAD) of a route with one trailing slash,
+// /api/v1/node/, as the route itself: what some clients' URL joining
+// produces. Nothing else is rewritten.
+func (s *Server) trailingSlash(mux *http.ServeMux) http.Handler {
+	gets := map[string]bool{}
+	for _, rt := range s.routes() {
+		if rt.method == http.MethodGet {
+			gets[rt.pattern] = true
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && len(r.URL.Path) > 1 && strings.HasSuffix(r.URL.Path, "/") {
+			trimmed := r.Clone(r.Context())
+			trimmed.URL.Path, trimmed.URL.RawPath = strings.TrimSuffix(r.URL.Path, "/"), ""
+			if _, pattern := mux.Handler(trimmed); gets[pattern] {
+				mux.ServeHTTP(w, trimmed)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cors answers preflight requests and sets the CORS headers for the
+// origins of --cors-allowed-origins, so that a web console on one of them
+// can call the facade. Other origins get no CORS headers (a browser then
+// keeps the response from the page) and a preflight from one gets 403.
+func (s *Server) cors(next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, o := range s.opts.CORSAllowedOrigins {
+		allowed[o] = true
+	}
+	headers := "Content-Type"
+	if s.opts.Auth == AuthKubernetes {
+		headers = "Authorization, Content-Type"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if len(allowed) == 0 || origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if !allowed[origin] {
+			if preflight {
+				instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					writeError(w, errorf(http.StatusForbidden, "Origin %q is not in --cors-allowed-origins.", origin))
+				})).ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Retry-After, Allow")
+		if preflight {
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", headers)
+			h.Set("Access-Control-Max-Age", "600")
+			instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeOK(w, nil) })).ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // serveRoute checks method, readiness and authorization, runs the route
 // and writes its envelope.
 func (s *Server) serveRoute(rt route) http.Handler {
 	return instrument(rt.name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != rt.method {
-			w.Header().Set("Allow", rt.method)
-			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, rt.method))
+		allow := rt.method
+		if rt.method == http.MethodGet {
+			// HEAD answers every GET route: the same status and headers,
+			// no body (net/http drops it).
+			allow = "GET, HEAD"
+		}
+		if r.Method != rt.method && !(r.Method == http.MethodHead && rt.method == http.MethodGet) {
+			w.Header().Set("Allow", allow)
+			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, allow))
 			return
 		}
 		for _, p := range rt.needs {
@@ -317,7 +403,7 @@ func (s *Server) serveRoute(rt route) http.Handler {
 			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet; try again shortly."))
 			return
 		}
-		if rt.method != http.MethodGet {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			// A write waits for the API server at most this long, so that
 			// an outage answers 503 rather than holding the client.
 			ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -111,8 +113,11 @@ var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
 	tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
 	tlsCA = writeCert(tlsFiles)
-	open, withTLS := startFacade(mgr, apiserver.AuthNone, nil), startFacade(mgr, apiserver.AuthNone, tlsFiles)
-	secured := startFacade(mgr, apiserver.AuthKubernetes, tlsFiles, facadeAudience)
+	// The facade on baseURL has no CORS origins (the default); the other
+	// two allow consoleOrigin.
+	open := startFacade(mgr, apiserver.AuthNone, nil, nil)
+	withTLS := startFacade(mgr, apiserver.AuthNone, tlsFiles, []string{consoleOrigin})
+	secured := startFacade(mgr, apiserver.AuthKubernetes, tlsFiles, []string{consoleOrigin}, facadeAudience)
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
@@ -131,10 +136,10 @@ var _ = AfterSuite(func() {
 
 // startFacade adds a facade on a free loopback port to the manager and
 // returns a function that waits for its URL.
-func startFacade(mgr ctrl.Manager, auth string, tlsFiles []string, audiences ...string) func() string {
+func startFacade(mgr ctrl.Manager, auth string, tlsFiles, origins []string, audiences ...string) func() string {
 	GinkgoHelper()
 	o := apiserver.DefaultOptions()
-	o.BindAddress, o.Namespace, o.Auth, o.Audiences = "127.0.0.1:0", facadeNamespace, auth, audiences
+	o.BindAddress, o.Namespace, o.Auth, o.Audiences, o.CORSAllowedOrigins = "127.0.0.1:0", facadeNamespace, auth, audiences, origins
 	if tlsFiles != nil {
 		o.TLSCertFile, o.TLSKeyFile = tlsFiles[0], tlsFiles[1]
 	}
@@ -218,7 +223,53 @@ func do(method, url, contentType string, body []byte, token string) reply {
 		Expect(r.FieldErrors).To(BeNil())
 	}
 	validate(method, req.URL.Path, r)
+	validateRequest(method, url, contentType, body, token, r.HTTP)
 	return r
+}
+
+// validateRequest checks a request against the OpenAPI document, both
+// ways: a request the facade accepted (2xx) must be valid by the
+// document, and one the document calls invalid must have been refused
+// (4xx). So neither the document nor the facade can drift from the other.
+func validateRequest(method, rawURL, contentType string, body []byte, token string, status int) {
+	GinkgoHelper()
+	if method == http.MethodHead {
+		method = http.MethodGet // HEAD is GET without the body
+	}
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
+	Expect(err).NotTo(HaveOccurred())
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	path := req.URL.Path
+	if method == http.MethodGet && len(path) > 1 {
+		path = strings.TrimSuffix(path, "/") // served as the route itself
+	}
+	pattern, item := pathItem(path)
+	if item == nil || item.GetOperation(method) == nil {
+		return
+	}
+	params := map[string]string{}
+	ps, segs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	for i := range ps {
+		if strings.HasPrefix(ps[i], "{") {
+			params[strings.Trim(ps[i], "{}")] = segs[i]
+		}
+	}
+	route := &routers.Route{Spec: openAPI, Path: pattern, PathItem: item, Method: method, Operation: item.GetOperation(method)}
+	err = openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+	if status >= 200 && status < 300 {
+		Expect(err).NotTo(HaveOccurred(), "%s %s was accepted (%d) but openapi.json calls the request invalid", method, rawURL, status)
+	}
+	if err != nil {
+		Expect(status).To(And(BeNumerically(">=", 400), BeNumerically("<", 500)), "openapi.json calls %s %s invalid (%v), but the facade answered %d", method, rawURL, err, status)
+	}
 }
 
 // validate checks a reply against the OpenAPI document, for the routes
@@ -235,23 +286,29 @@ func validate(method, path string, r reply) {
 	Expect(schema.VisitJSON(r.raw)).To(Succeed(), "%s %s answered %d against openapi.json", method, path, r.HTTP)
 }
 
-// operation finds the document's operation for a concrete path: literal
-// segments first, then {parameters}.
+// operation finds the document's operation for a concrete path.
 func operation(method, path string) *openapi3.Operation {
-	var found *openapi3.PathItem
-	for pattern, item := range openAPI.Paths.Map() {
-		if pattern == path {
-			found = item
-			break
-		}
-		if matchPattern(pattern, path) && found == nil {
-			found = item
-		}
-	}
-	if found == nil {
+	_, item := pathItem(path)
+	if item == nil {
 		return nil
 	}
-	return found.GetOperation(method)
+	return item.GetOperation(method)
+}
+
+// pathItem finds the document's path for a concrete path: literal segments
+// first, then {parameters}.
+func pathItem(path string) (string, *openapi3.PathItem) {
+	var found *openapi3.PathItem
+	var at string
+	for pattern, item := range openAPI.Paths.Map() {
+		if pattern == path {
+			return pattern, item
+		}
+		if matchPattern(pattern, path) && found == nil {
+			found, at = item, pattern
+		}
+	}
+	return at, found
 }
 
 func matchPattern(pattern, path string) bool {
@@ -274,6 +331,9 @@ func unique(prefix string) string {
 	seq++
 	return fmt.Sprintf("%s-%d", prefix, seq)
 }
+
+// consoleOrigin is the web console's origin that two of the facades allow.
+const consoleOrigin = "https://console.example.com"
 
 // facadeAudience is the audience the facade with auth accepts tokens for.
 const facadeAudience = "edgeplane-facade-test"

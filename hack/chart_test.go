@@ -97,11 +97,12 @@ func TestHelmChart(t *testing.T) {
 	})
 
 	other := map[string]any{
-		"replicas":            3,
-		"leaderElection":      false,
-		"leaseNamespace":      "edge-leases",
-		"apiNamespace":        "legacy",
-		"facade":              map[string]any{"auth": "none", "audiences": []any{}, "tlsSecretName": "", "timeZone": "Asia/Shanghai"},
+		"replicas":       3,
+		"leaderElection": false,
+		"leaseNamespace": "edge-leases",
+		"apiNamespace":   "legacy",
+		"facade": map[string]any{"auth": "none", "audiences": []any{}, "tlsSecretName": "", "timeZone": "Asia/Shanghai",
+			"corsAllowedOrigins": []any{"https://console.example.com", "http://localhost:3000"}},
 		"metrics":             map[string]any{"secure": false},
 		"networkPolicy":       map[string]any{"enabled": false},
 		"podDisruptionBudget": map[string]any{"enabled": false},
@@ -133,7 +134,8 @@ func TestHelmChart(t *testing.T) {
 		if kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
 			t.Errorf("%d Roles and %d RoleBindings, want 2 and 2 (no leader election)", kinds["Role"], kinds["RoleBinding"])
 		}
-		for _, want := range []string{"--auth=none", "--metrics-secure=false", "--lease-namespace=edge-leases", "--api-namespace=legacy", "--time-zone=Asia/Shanghai", "--concurrency=8"} {
+		for _, want := range []string{"--auth=none", "--metrics-secure=false", "--lease-namespace=edge-leases", "--api-namespace=legacy", "--time-zone=Asia/Shanghai", "--concurrency=8",
+			"--cors-allowed-origins=https://console.example.com,http://localhost:3000"} {
 			if !slices.Contains(args, want) {
 				t.Errorf("args %v lack %s", args, want)
 			}

@@ -94,6 +94,14 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&api.Namespace, "api-namespace", api.Namespace, "Namespace of the EdgeServices, DeployRecords and ProvisionTemplates the facade serves.")
 	fs.StringVar(&api.Auth, "auth", api.Auth, "Authentication of the facade: none, or kubernetes (bearer tokens, TokenReview and SubjectAccessReview).")
 	fs.DurationVar(&api.AuthCacheTTL, "auth-cache-ttl", api.AuthCacheTTL, "How long the facade reuses an authentication or authorization decision.")
+	fs.Func("cors-allowed-origins", "Comma-separated web origins (https://console.example.com) whose pages may call the facade: preflight requests are answered and CORS headers set for them only. None by default.", func(v string) error {
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				api.CORSAllowedOrigins = append(api.CORSAllowedOrigins, o)
+			}
+		}
+		return nil
+	})
 	fs.DurationVar(&api.AuthStaleTTL, "auth-stale-ttl", api.AuthStaleTTL, "How long past --auth-cache-ttl the facade still reuses a decision while the API server cannot be reached; 0 refuses instead.")
 	fs.StringVar(&api.TLSCertFile, "tls-cert-file", "", "Certificate of the facade; with --tls-private-key-file it serves HTTPS, reloading both when they change.")
 	fs.Func("api-audiences", "Comma-separated audiences a facade bearer token must be valid for (TokenReview); empty means the API server's own. A dedicated audience keeps facade tokens from working against the API server.", func(v string) error {
@@ -135,6 +143,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if !runControllers && !facade {
 		return errors.New("with --controllers=false the facade is all there is: set --api-bind-address")
+	}
+	if leaderElection && (renewDeadline >= leaseDuration || retryPeriod >= renewDeadline) {
+		return fmt.Errorf("leader election needs --leader-elect-retry-period (%s) < --leader-elect-renew-deadline (%s) < --leader-elect-lease-duration (%s)", retryPeriod, renewDeadline, leaseDuration)
 	}
 
 	cfg, err := config.GetConfig()

@@ -133,6 +133,11 @@ func TestManager(t *testing.T) {
 			{"--kubeconfig", kc, "--auth", "kubernetes", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
 			{"--kubeconfig", kc, "--time-zone", "Mars/Olympus_Mons"},
 			{"--kubeconfig", kc, "--controllers=false", "--api-bind-address", "0"},
+			// CORS origins are origins: no wildcard, no path.
+			{"--kubeconfig", kc, "--cors-allowed-origins", "*", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
+			{"--kubeconfig", kc, "--cors-allowed-origins", "https://console.example.com/app", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
+			// A renew deadline at or past the lease duration cannot hold the lease.
+			{"--kubeconfig", kc, "--leader-elect", "--leader-elect-lease-duration", "5s", "--leader-elect-renew-deadline", "5s", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
 			{"--no-such-flag"},
 		} {
 			g.Expect(run(ctx, args)).NotTo(Succeed(), "%v", args)
