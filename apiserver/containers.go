@@ -84,22 +84,10 @@ type nodeView struct {
 	ctx    context.Context
 	reader client.Reader
 	nodes  map[string]*edgev1alpha1.EdgeNode
-	tasks  map[string]map[string]*edgev1alpha1.ObservedContainer
 }
 
 func (s *Server) newNodeView(ctx context.Context) *nodeView {
-	return &nodeView{ctx: ctx, reader: s.cache, nodes: map[string]*edgev1alpha1.EdgeNode{}, tasks: map[string]map[string]*edgev1alpha1.ObservedContainer{}}
-}
-
-func (v *nodeView) add(n *edgev1alpha1.EdgeNode) {
-	v.nodes[n.Name] = n
-	byTask := make(map[string]*edgev1alpha1.ObservedContainer, len(n.Status.Containers))
-	for i := range n.Status.Containers {
-		if c := &n.Status.Containers[i]; c.TaskID != "" {
-			byTask[c.TaskID] = c
-		}
-	}
-	v.tasks[n.Name] = byTask
+	return &nodeView{ctx: ctx, reader: s.cache, nodes: map[string]*edgev1alpha1.EdgeNode{}}
 }
 
 func (v *nodeView) get(name string) (*edgev1alpha1.EdgeNode, error) {
@@ -114,16 +102,31 @@ func (v *nodeView) get(name string) (*edgev1alpha1.EdgeNode, error) {
 		v.nodes[name] = nil
 		return nil, nil
 	}
-	v.add(n)
+	v.nodes[name] = n
 	return n, nil
 }
 
+// observedTask finds what a node's agent reports for a task: a scan of the
+// node's few containers costs less than a map of them per request.
+func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.ObservedContainer {
+	if n == nil {
+		return nil
+	}
+	for i := range n.Status.Containers {
+		if c := &n.Status.Containers[i]; c.TaskID == taskID {
+			return c
+		}
+	}
+	return nil
+}
+
+// instance joins an instance with its node and what the node reports.
 func (v *nodeView) instance(svc *edgev1alpha1.EdgeService, inst *edgev1alpha1.ServiceInstance) (instance, error) {
 	n, err := v.get(inst.NodeName)
 	if err != nil {
 		return instance{}, err
 	}
-	return instance{svc: svc, inst: inst, node: n, obs: v.tasks[inst.NodeName][inst.TaskID]}, nil
+	return instance{svc: svc, inst: inst, node: n, obs: observedTask(n, inst.TaskID)}, nil
 }
 
 // getContainer serves GET /api/v1/container/{id}, id being the taskId.
@@ -170,7 +173,7 @@ func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
 		var found []instance
 		for i := range nodes.Items {
 			n := &nodes.Items[i]
-			v.add(n)
+			v.nodes[n.Name] = n
 			services := &edgev1alpha1.EdgeServiceList{}
 			if err := s.lookup(r.Context(), services, index.ServiceByNode, n.Name, true); err != nil {
 				return nil, err

@@ -18,10 +18,10 @@ package apiserver
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -59,29 +59,22 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := strings.ToLower(q.Get("name"))
-	list := &edgev1alpha1.EdgeNodeList{}
-	// Read-only use of the cached objects: no copy of every node per request.
-	if err := s.cache.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	start := 0
+	if p.size > 0 {
+		start = (p.num - 1) * p.size
 	}
-	nodes := make([]*edgev1alpha1.EdgeNode, 0, len(list.Items))
-	for i := range list.Items {
-		if name == "" || strings.Contains(strings.ToLower(list.Items[i].Name), name) {
-			nodes = append(nodes, &list.Items[i])
-		}
-	}
-	sort.Slice(nodes, func(i, j int) bool {
-		a, b := nodes[i].CreationTimestamp, nodes[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return nodes[i].Name < nodes[j].Name
-	})
-	pg := paginate(nodes, p)
-	out := pageOf[node]{List: make([]node, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
+	names, total := s.nodes.page(strings.ToLower(q.Get("name")), start, p.size)
+	out := pageOf[node]{List: make([]node, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}
 	now := s.opts.Clock.Now()
-	for _, n := range pg.List {
+	for _, name := range names {
+		n := &edgev1alpha1.EdgeNode{}
+		// Read-only use of the cached object: no copy.
+		if err := s.cache.Get(r.Context(), client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // deleted since the order was read
+			}
+			return nil, fromKube(err)
+		}
 		out.List = append(out.List, s.node(n, basic, now))
 	}
 	return out, nil

@@ -17,8 +17,9 @@ limitations under the License.
 package apiserver
 
 import (
+	"cmp"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -197,12 +198,15 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 	if err := s.lookup(r.Context(), list, index.RecordByServiceUID, id, true); err != nil {
 		return nil, err
 	}
-	recs := list.Items
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Spec.Revision > recs[j].Spec.Revision })
+	// Order pointers, not the (large) records themselves.
+	recs := make([]*edgev1alpha1.DeployRecord, len(list.Items))
+	for i := range list.Items {
+		recs[i] = &list.Items[i]
+	}
+	slices.SortFunc(recs, func(a, b *edgev1alpha1.DeployRecord) int { return cmp.Compare(b.Spec.Revision, a.Spec.Revision) })
 	pg := paginate(recs, p)
 	out := pageOf[recordItem]{List: make([]recordItem, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
-	for i := range pg.List {
-		rec := &pg.List[i]
+	for _, rec := range pg.List {
 		out.List = append(out.List, recordItem{
 			ID: string(rec.UID), Name: rec.Spec.ServiceName, Image: string(rec.Spec.Image.Ref), Cmd: orEmpty(rec.Spec.Cmd),
 			CreatedTime: s.formatTime(rec.CreationTimestamp.Time), NodeList: recordNodes(rec),

@@ -33,11 +33,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // Options configure the facade.
@@ -118,8 +121,12 @@ type Server struct {
 	writer client.Client // writes go to the API server
 	live   client.Reader // reads past the cache, to settle a write
 	auth   authorizer
-	synced atomic.Bool
-	log    logr.Logger
+	// nodes is the node list's order; nodesSynced says it holds every
+	// node the cache had at its first sync.
+	nodes       *nodeOrder
+	nodesSynced func() bool
+	synced      atomic.Bool
+	log         logr.Logger
 	// Addr is the address the facade listens on once started.
 	addr atomic.Value
 }
@@ -140,6 +147,16 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		opts: o, cache: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(),
 		log: mgr.GetLogger().WithName("facade"),
 	}
+	s.nodes = &nodeOrder{}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), &edgev1alpha1.EdgeNode{})
+	if err != nil {
+		return nil, err
+	}
+	reg, err := inf.AddEventHandler(s.nodes.handler())
+	if err != nil {
+		return nil, err
+	}
+	s.nodesSynced = reg.HasSynced
 	s.auth = allowAll{}
 	if o.Auth == AuthKubernetes {
 		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL, o.AuthStaleTTL, o.Clock.Now)
@@ -192,7 +209,7 @@ func (s *Server) Start(ctx context.Context) error {
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	go func() {
-		if s.cache.WaitForCacheSync(ctx) {
+		if s.cache.WaitForCacheSync(ctx) && toolscache.WaitForCacheSync(ctx.Done(), s.nodesSynced) {
 			s.synced.Store(true)
 		}
 	}()

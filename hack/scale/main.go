@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func main() {
 		timeout                 time.Duration
 	)
 	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
-	flag.IntVar(&services, "services", 2000, "Dynamic services.")
+	flag.IntVar(&services, "services", 5000, "Dynamic services.")
 	flag.IntVar(&factor, "factor", 2, "Instances per service.")
 	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
@@ -74,16 +75,31 @@ func main() {
 }
 
 func run(ctx context.Context, nodes, services, factor, managerQPS int, bin string) error {
-	env, cfg, c, err := testenv.Start()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = env.Stop() }()
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
+	env, err := testenv.New()
+	if err != nil {
+		return err
+	}
+	auditArgs, auditLog, err := writeAuditPolicy(dir)
+	if err != nil {
+		return err
+	}
+	for k, v := range auditArgs {
+		env.ControlPlane.GetAPIServer().Configure().Set(k, v)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		return err
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
@@ -146,13 +162,16 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
 		return err
 	}
-	go lat.load(lctx, "http://"+facade, string(first.UID))
-
 	began = time.Now()
 	if err := createServices(ctx, c, services, factor); err != nil {
 		return err
 	}
 	created := time.Since(began)
+	svc := &edgev1alpha1.EdgeService{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "svc-00000"}, svc); err != nil {
+		return err
+	}
+	go lat.load(lctx, "http://"+facade, string(first.UID), string(svc.UID))
 	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		if err := view.List(ctx, list, client.InNamespace("default")); err != nil {
@@ -179,6 +198,18 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("facade latency under that load: %s\n", lat.String())
+
+	// The audit log is written in batches: give the last one time to land.
+	time.Sleep(3 * time.Second)
+	instances := services * factor
+	counts, err := auditWrites(auditLog, began, began.Add(took))
+	if err != nil {
+		return err
+	}
+	table, writes := breakdown(counts, instances)
+	fmt.Printf("API writes by resource, verb and field manager (audit log), from the first create until every instance succeeded:\n%s", table)
+	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
+		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99().Seconds()*1000)
 	return nil
 }
 
@@ -262,6 +293,12 @@ func (p *peaks) sample(ctx context.Context, pids map[string]int) {
 	}
 }
 
+func (p *peaks) peak(name string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.max[name]
+}
+
 func (p *peaks) String() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -283,9 +320,13 @@ type latencies struct {
 	byRoute map[string][]time.Duration
 }
 
-func (l *latencies) load(ctx context.Context, base, nodeID string) {
+func (l *latencies) load(ctx context.Context, base, nodeID, serviceID string) {
+	l.mu.Lock()
 	l.byRoute = map[string][]time.Duration{}
+	l.mu.Unlock()
 	paths := map[string]string{
+		"containers of a service":      "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10",
+		"records of a service":         "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10",
 		"nodes pageSize 10":            "/api/v1/node?pageSize=10",
 		"nodes pageSize 100":           "/api/v1/node?pageSize=100",
 		"containers of a node":         "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
@@ -310,6 +351,22 @@ func (l *latencies) load(ctx context.Context, base, nodeID string) {
 		})
 	}
 	wg.Wait()
+}
+
+// worstP99 is the highest p99 over the routes.
+func (l *latencies) worstP99() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var worst time.Duration
+	for _, d := range l.byRoute {
+		if len(d) == 0 {
+			continue
+		}
+		sorted := slices.Clone(d)
+		slices.Sort(sorted)
+		worst = max(worst, sorted[len(sorted)*99/100])
+	}
+	return worst
 }
 
 func (l *latencies) String() string {
