@@ -230,7 +230,7 @@ var _ = Describe("Finalizers", func() {
 			Client: &staleView{Client: k8sClient, svc: stale}, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
 		}
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
-		Expect(apierrors.IsConflict(errors.Unwrap(err))).To(BeTrue(), "a stale copy meets a conflict, not a blind overwrite: %v", err)
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "a stale copy meets a conflict, not a blind overwrite: %v", err)
 		Expect(getService(ns, "fin").Finalizers).To(ContainElement(foreign))
 		Eventually(func() []string { return getService(ns, "fin").Finalizers }).Should(ContainElement(edgev1alpha1.FinalizerContainers),
 			"the running manager adds its own from a fresh copy")

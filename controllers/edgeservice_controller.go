@@ -82,9 +82,6 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if svc.DeletionTimestamp != nil {
 		return r.finalize(ctx, svc)
 	}
-	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, true); err != nil {
-		return ctrl.Result{}, err
-	}
 	now := r.Clock.Now()
 
 	nodes, err := r.nodesFor(ctx, svc)
@@ -110,7 +107,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	want.Containers = r.follow(svc, p.instances, nodes, current.Spec.Revision)
 	r.setServiceConditions(svc, want, p)
 
-	if err := r.syncPlacementLabels(ctx, svc, want.Containers); err != nil {
+	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(want, &svc.Status) {
@@ -307,14 +304,18 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 	}
 }
 
-// syncPlacementLabels labels the service with one key per node it has
-// instances on, so that each agent can watch just its own services.
-func (r *EdgeServiceReconciler) syncPlacementLabels(ctx context.Context, svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance) error {
+// syncMeta writes the finalizer and the placement labels, one label per
+// node the service has instances on (each agent watches just its own
+// services by it), in one patch. It runs before the status that names any
+// instance is written, so the finalizer holds the service before a
+// container can exist. The resourceVersion in the patch keeps finalizers
+// and labels others added meanwhile: a stale copy becomes a conflict.
+func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance) error {
 	want := map[string]bool{}
 	for _, inst := range instances {
 		want[names.PlacementLabel(inst.NodeName)] = true
 	}
-	changed := false
+	changed := !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers)
 	for k := range svc.Labels {
 		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
 			changed = true
@@ -328,7 +329,8 @@ func (r *EdgeServiceReconciler) syncPlacementLabels(ctx context.Context, svc *ed
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFrom(svc.DeepCopy())
+	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(svc, edgev1alpha1.FinalizerContainers)
 	for k := range svc.Labels {
 		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
 			delete(svc.Labels, k)
@@ -340,7 +342,10 @@ func (r *EdgeServiceReconciler) syncPlacementLabels(ctx context.Context, svc *ed
 	for k := range want {
 		svc.Labels[k] = ""
 	}
-	return r.Patch(ctx, svc, patch)
+	if err := r.Patch(ctx, svc, patch); err != nil {
+		return fmt.Errorf("patching the finalizer and placement labels: %w", err)
+	}
+	return nil
 }
 
 // markDeployed sets Deployed on the current record once every instance runs it.

@@ -372,9 +372,9 @@ func (r *EdgeServiceReconciler) record(ctx context.Context, svc *edgev1alpha1.Ed
 		rec := r.newRecord(svc, c, rev, nodesOf(c.spec))
 		err := r.Create(ctx, rec)
 		if err == nil {
+			// No Event: the DeployRecord is the durable account of it, and an
+			// Event per revision doubled the writes of recording.
 			logf.FromContext(ctx).Info("Recorded a new revision", "revision", rev, "deployRecord", rec.Name, "generation", c.generation)
-			r.Recorder.Eventf(svc, rec, corev1.EventTypeNormal, "RevisionRecorded", "Record",
-				"Recorded revision %d of the deployment configuration in DeployRecord %s", rev, rec.Name)
 			return rec, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
