@@ -42,13 +42,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
 )
 
 // EdgeNodeReconciler keeps the controller's half of EdgeNode status: online
-// or offline from the node's Lease, the Ready condition and the counts of
-// containers and services on the node. The agent's half (nodeInfo, bootTime,
-// containers) is never written here.
+// or offline from the node's Lease and the Ready condition. The agent's
+// half (nodeInfo, bootTime, containers and their counts) is never written
+// here.
 type EdgeNodeReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
@@ -94,15 +93,9 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	state, reason, message, expiresIn := r.liveness(lease)
 
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := r.List(ctx, services, client.MatchingFields{index.ServiceByNode: node.Name}); err != nil {
-		return ctrl.Result{}, err
-	}
-
 	want := node.Status.DeepCopy()
 	want.Status = state
 	want.ObservedGeneration = node.Generation
-	countContainers(want, node.Name, services.Items)
 	readyStatus := metav1.ConditionTrue
 	if state == edgev1alpha1.NodeOffline {
 		readyStatus = metav1.ConditionUnknown
@@ -173,42 +166,6 @@ func (r *EdgeNodeReconciler) forget(node string) {
 	delete(r.renewals, node)
 }
 
-// countContainers fills in the container and service counts of a node from
-// the containers its agent reports and the services placed on it.
-func countContainers(st *edgev1alpha1.EdgeNodeStatus, nodeName string, services []edgev1alpha1.EdgeService) {
-	serviceOfTask := map[string]int{}
-	for i, s := range services {
-		for _, inst := range s.Status.Containers {
-			if inst.NodeName == nodeName {
-				serviceOfTask[inst.TaskID] = i
-			}
-		}
-	}
-	st.ContainerTotal, st.ContainerRunning, st.ContainerManagedTotal, st.ContainerManagedRunning = 0, 0, 0, 0
-	running := map[int]bool{}
-	for _, c := range st.Containers {
-		st.ContainerTotal++
-		isRunning := c.State == edgev1alpha1.ContainerRunning
-		if isRunning {
-			st.ContainerRunning++
-		}
-		svc, managed := serviceOfTask[c.TaskID]
-		if !managed || c.TaskID == "" {
-			continue
-		}
-		st.ContainerManagedTotal++
-		if isRunning {
-			st.ContainerManagedRunning++
-			running[svc] = true
-		}
-	}
-	placed := map[int]bool{}
-	for _, svc := range serviceOfTask {
-		placed[svc] = true
-	}
-	st.AppTotal, st.AppRunning = int32(len(placed)), int32(len(running))
-}
-
 // applyStatus writes the controller-owned fields of the status by
 // server-side apply, leaving the agent's fields to the agent.
 func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1.EdgeNode, st *edgev1alpha1.EdgeNodeStatus) error {
@@ -225,40 +182,19 @@ func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1
 		"kind":       "EdgeNode",
 		"metadata":   map[string]any{"name": node.Name},
 		"status": map[string]any{
-			"observedGeneration":      st.ObservedGeneration,
-			"status":                  string(st.Status),
-			"containerTotal":          int64(st.ContainerTotal),
-			"containerRunning":        int64(st.ContainerRunning),
-			"containerManagedTotal":   int64(st.ContainerManagedTotal),
-			"containerManagedRunning": int64(st.ContainerManagedRunning),
-			"appTotal":                int64(st.AppTotal),
-			"appRunning":              int64(st.AppRunning),
-			"conditions":              conds,
+			"observedGeneration": st.ObservedGeneration,
+			"status":             string(st.Status),
+			"conditions":         conds,
 		},
 	}}
 	return r.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
 
-// SetupWithManager wires the reconciler to EdgeNodes, their Leases and the
-// services placed on them.
+// SetupWithManager wires the reconciler to EdgeNodes and their Leases.
 func (r *EdgeNodeReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&edgev1alpha1.EdgeNode{}).
 		Watches(&coordinationv1.Lease{}, r.leaseEvents()).
-		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				enqueueNodes(q, e.Object)
-			},
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				if !equality.Semantic.DeepEqual(placements(e.ObjectOld), placements(e.ObjectNew)) {
-					enqueueNodes(q, e.ObjectOld)
-					enqueueNodes(q, e.ObjectNew)
-				}
-			},
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				enqueueNodes(q, e.Object)
-			},
-		}).
 		Named("edgenode").
 		WithOptions(opts).
 		Complete(r)
@@ -302,23 +238,4 @@ func (r *EdgeNodeReconciler) notOnline(name string) bool {
 	node := &edgev1alpha1.EdgeNode{}
 	err := r.Get(context.Background(), types.NamespacedName{Name: name}, node)
 	return err == nil && node.Status.Status != edgev1alpha1.NodeOnline
-}
-
-// placements are the (node, task) pairs of a service's instances.
-func placements(o client.Object) map[string]string {
-	s, ok := o.(*edgev1alpha1.EdgeService)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(s.Status.Containers))
-	for _, i := range s.Status.Containers {
-		out[i.TaskID] = i.NodeName
-	}
-	return out
-}
-
-func enqueueNodes(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
-	for _, node := range placements(o) {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: node}})
-	}
 }

@@ -116,9 +116,9 @@ var _ = Describe("EdgeNode liveness with an agent whose clock is wrong", func() 
 })
 
 var _ = Describe("EdgeNode counts", func() {
-	It("counts containers and services from the agent's report and the services placed on the node", func() {
+	It("keeps the counts the agent reports through the controller's own status writes", func() {
 		createNode("count-1", "linux", nil)
-		keepAlive("count-1")
+		stopRenewing := keepAlive("count-1")
 		svc := newStatic("default", "counted", "count-1")
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		inst := waitInstances(svc, 1)[0]
@@ -151,6 +151,16 @@ var _ = Describe("EdgeNode counts", func() {
 			HaveField("AppTotal", int32(1)),
 			HaveField("AppRunning", int32(0)),
 		))
+
+		By("the controller marking the node offline leaves the agent's counts")
+		stopRenewing()
+		Expect(k8sClient.Delete(ctx, leaseOf("count-1"))).To(Succeed())
+		Eventually(nodeState("count-1")).Should(Equal(edgev1alpha1.NodeOffline))
+		Expect(getNode("count-1").Status).To(And(
+			HaveField("ContainerTotal", int32(1)),
+			HaveField("ContainerManagedTotal", int32(1)),
+			HaveField("AppTotal", int32(1)),
+		))
 	})
 })
 
@@ -166,8 +176,8 @@ var _ = Describe("EdgeNode status ownership", func() {
 			}
 			report("owners-1", "linux", containers...)
 			want := int32(i + 1)
-			// The controller answers each agent write with its own; the
-			// agent's fields must survive it, and the counts follow them.
+			// The controller's writes (liveness) and the agent's (containers
+			// and their counts) interleave; neither may drop the other's.
 			Eventually(func() edgev1alpha1.EdgeNodeStatus { return getNode("owners-1").Status }).Should(And(
 				HaveField("Status", edgev1alpha1.NodeOnline),
 				HaveField("ContainerTotal", want),
@@ -189,7 +199,9 @@ var _ = Describe("EdgeNode status ownership", func() {
 		Expect(managers).To(HaveKey(agentFieldOwner))
 		Expect(managers).To(HaveKey("edgeplane-controller"))
 		Expect(managers["edgeplane-controller"][0]).NotTo(ContainSubstring("f:containers"))
-		Expect(managers[agentFieldOwner][0]).NotTo(ContainSubstring("f:containerTotal"))
+		Expect(managers["edgeplane-controller"][0]).NotTo(ContainSubstring("f:containerTotal"), "the agent writes the counts")
+		Expect(managers[agentFieldOwner][0]).To(ContainSubstring("f:containerTotal"))
+		Expect(managers[agentFieldOwner][0]).NotTo(ContainSubstring(`"f:status":{}`), "the controller writes online or offline")
 	})
 
 	It("writes no status when nothing changed", func() {

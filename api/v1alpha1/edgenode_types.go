@@ -235,7 +235,8 @@ type EdgeNodeStatus struct {
 	// +optional
 	Status NodeState `json:"status,omitempty"`
 
-	// containerTotal counts the containers on the node.
+	// containerTotal counts the containers on the node. The agent writes
+	// every count with its containers.
 	// +optional
 	ContainerTotal int32 `json:"containerTotal,omitempty"`
 

@@ -64,6 +64,7 @@ type node struct {
 	stopWatch              context.CancelFunc
 	nextResync             time.Time
 	reported               []edgev1alpha1.ObservedContainer
+	reportedCounts         *Counts
 	dirty                  bool
 	lease                  *coordinationv1.Lease
 	nextRenew, nextMetrics time.Time
@@ -558,15 +559,20 @@ func (s *node) report(ctx context.Context, desired map[string]want) error {
 		}
 	}
 	sort.Slice(containers, func(i, j int) bool { return containers[i].Name < containers[j].Name })
-	if reflect.DeepEqual(containers, s.reported) {
+	serviceOfTask := make(map[string]string, len(desired))
+	for task, w := range desired {
+		serviceOfTask[task] = w.svc.Namespace + "/" + w.svc.Name
+	}
+	counts := Count(containers, serviceOfTask)
+	if s.reportedCounts != nil && *s.reportedCounts == counts && reflect.DeepEqual(containers, s.reported) {
 		return nil
 	}
 	info := edgev1alpha1.NodeInfo{Type: s.info.Type, Arch: s.info.Arch, OSVersion: s.info.OSVersion, RuntimeVersion: s.info.RuntimeVersion, AgentVersion: s.o.AgentVersion}
-	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, containers); err != nil {
+	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, containers, counts); err != nil {
 		return err
 	}
 	s.o.Log.V(1).Info("Reported", "node", s.Name, "containers", len(containers))
-	s.reported = containers
+	s.reported, s.reportedCounts = containers, &counts
 	return nil
 }
 

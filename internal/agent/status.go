@@ -29,9 +29,10 @@ import (
 )
 
 // ApplyStatus applies an agent's half of a node's status by server-side
-// apply under FieldOwner: node info, boot time (when set) and the
-// containers. The controller's half stays the controller's.
-func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers []edgev1alpha1.ObservedContainer) error {
+// apply under FieldOwner: node info, boot time (when set), the containers
+// and their counts. The controller's half (liveness) stays the
+// controller's.
+func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers []edgev1alpha1.ObservedContainer, counts Counts) error {
 	list := make([]any, 0, len(containers))
 	for i := range containers {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
@@ -44,7 +45,10 @@ func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1a
 	if err != nil {
 		return err
 	}
-	status := map[string]any{"nodeInfo": infoMap, "containers": list}
+	status := map[string]any{"nodeInfo": infoMap, "containers": list,
+		"containerTotal": int64(counts.ContainerTotal), "containerRunning": int64(counts.ContainerRunning),
+		"containerManagedTotal": int64(counts.ContainerManagedTotal), "containerManagedRunning": int64(counts.ContainerManagedRunning),
+		"appTotal": int64(counts.AppTotal), "appRunning": int64(counts.AppRunning)}
 	if bootTime != nil {
 		status["bootTime"] = bootTime.UTC().Format(time.RFC3339)
 	}

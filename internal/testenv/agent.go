@@ -56,7 +56,20 @@ func RenewLeaseAt(ctx context.Context, c client.Client, namespace, node string, 
 }
 
 // Report applies the agent's half of a node's status as an agent does:
-// node info, boot time and the observed containers.
+// node info, boot time, the observed containers and their counts, against
+// the instances placed on the node as the API server has them.
 func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers ...edgev1alpha1.ObservedContainer) error {
-	return agent.ApplyStatus(ctx, c, node, info, bootTime, containers)
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := c.List(ctx, services); err != nil {
+		return err
+	}
+	serviceOfTask := map[string]string{}
+	for _, s := range services.Items {
+		for _, inst := range s.Status.Containers {
+			if inst.NodeName == node {
+				serviceOfTask[inst.TaskID] = s.Namespace + "/" + s.Name
+			}
+		}
+	}
+	return agent.ApplyStatus(ctx, c, node, info, bootTime, containers, agent.Count(containers, serviceOfTask))
 }
