@@ -155,30 +155,17 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 // listContainersOfServices serves GET /api/v1/container/service.
 func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
 	return s.listContainers(r, "serviceIds", func(v *nodeView, id string) ([]instance, error) {
-		services := &edgev1alpha1.EdgeServiceList{}
-		if err := s.lookup(r.Context(), services, index.ByUID, id, true); err != nil {
-			return nil, err
-		}
-		return v.instances(services, "")
+		return v.instances(s.servicesByUID.get(id), "")
 	})
 }
 
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
 	return s.listContainers(r, "nodeIds", func(v *nodeView, id string) ([]instance, error) {
-		nodes := &edgev1alpha1.EdgeNodeList{}
-		if err := s.lookup(r.Context(), nodes, index.ByUID, id, false); err != nil {
-			return nil, err
-		}
 		var found []instance
-		for i := range nodes.Items {
-			n := &nodes.Items[i]
+		for _, n := range s.nodesByUID.get(id) {
 			v.nodes[n.Name] = n
-			services := &edgev1alpha1.EdgeServiceList{}
-			if err := s.lookup(r.Context(), services, index.ServiceByNode, n.Name, true); err != nil {
-				return nil, err
-			}
-			in, err := v.instances(services, n.Name)
+			in, err := v.instances(s.servicesByNode.get(n.Name), n.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -214,10 +201,9 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(v 
 
 // instances joins the instances of services, those on node only when node
 // is set, with their nodes.
-func (v *nodeView) instances(services *edgev1alpha1.EdgeServiceList, node string) ([]instance, error) {
+func (v *nodeView) instances(services []*edgev1alpha1.EdgeService, node string) ([]instance, error) {
 	var out []instance
-	for i := range services.Items {
-		svc := &services.Items[i]
+	for _, svc := range services {
 		for j := range svc.Status.Containers {
 			if node != "" && svc.Status.Containers[j].NodeName != node {
 				continue

@@ -187,22 +187,11 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, badField("id", "is required: the id of the service")
 	}
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := s.lookup(r.Context(), services, index.ByUID, id, true); err != nil {
-		return nil, err
-	}
-	if len(services.Items) == 0 {
+	if len(s.servicesByUID.get(id)) == 0 {
 		return nil, notFound("No service has the id %q.", id)
 	}
-	list := &edgev1alpha1.DeployRecordList{}
-	if err := s.lookup(r.Context(), list, index.RecordByServiceUID, id, true); err != nil {
-		return nil, err
-	}
-	// Order pointers, not the (large) records themselves.
-	recs := make([]*edgev1alpha1.DeployRecord, len(list.Items))
-	for i := range list.Items {
-		recs[i] = &list.Items[i]
-	}
+	// Pointers into the cache, ordered, not the (large) records themselves.
+	recs := s.recordsByService.get(id)
 	slices.SortFunc(recs, func(a, b *edgev1alpha1.DeployRecord) int { return cmp.Compare(b.Spec.Revision, a.Spec.Revision) })
 	pg := paginate(recs, p)
 	out := pageOf[recordItem]{List: make([]recordItem, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -121,12 +122,17 @@ type Server struct {
 	writer client.Client // writes go to the API server
 	live   client.Reader // reads past the cache, to settle a write
 	auth   authorizer
-	// nodes is the node list's order; nodesSynced says it holds every
-	// node the cache had at its first sync.
-	nodes       *nodeOrder
-	nodesSynced func() bool
-	synced      atomic.Bool
-	log         logr.Logger
+	// nodes is the node list's order; the object indexes serve the
+	// container and record lists. indexesSynced says they hold everything
+	// the cache had at its first sync.
+	nodes            *nodeOrder
+	nodesByUID       *objectIndex[*edgev1alpha1.EdgeNode]
+	servicesByUID    *objectIndex[*edgev1alpha1.EdgeService]
+	servicesByNode   *objectIndex[*edgev1alpha1.EdgeService]
+	recordsByService *objectIndex[*edgev1alpha1.DeployRecord]
+	indexesSynced    []toolscache.InformerSynced
+	synced           atomic.Bool
+	log              logr.Logger
 	// Addr is the address the facade listens on once started.
 	addr atomic.Value
 }
@@ -147,16 +153,9 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		opts: o, cache: mgr.GetCache(), writer: mgr.GetClient(), live: mgr.GetAPIReader(),
 		log: mgr.GetLogger().WithName("facade"),
 	}
-	s.nodes = &nodeOrder{}
-	inf, err := mgr.GetCache().GetInformer(context.Background(), &edgev1alpha1.EdgeNode{})
-	if err != nil {
+	if err := s.registerIndexes(mgr.GetCache()); err != nil {
 		return nil, err
 	}
-	reg, err := inf.AddEventHandler(s.nodes.handler())
-	if err != nil {
-		return nil, err
-	}
-	s.nodesSynced = reg.HasSynced
 	s.auth = allowAll{}
 	if o.Auth == AuthKubernetes {
 		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL, o.AuthStaleTTL, o.Clock.Now)
@@ -166,6 +165,59 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 		s.auth = a
 	}
 	return s, nil
+}
+
+// registerIndexes builds the facade's own indexes from the cache's
+// informers: the node list's order and the object indexes.
+func (s *Server) registerIndexes(c cache.Cache) error {
+	inNamespace := func(o client.Object) bool { return o.GetNamespace() == s.opts.Namespace }
+	s.nodes = &nodeOrder{}
+	s.nodesByUID = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} })
+	s.servicesByUID = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
+		if !inNamespace(svc) {
+			return nil
+		}
+		return []string{string(svc.UID)}
+	})
+	s.servicesByNode = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
+		if !inNamespace(svc) {
+			return nil
+		}
+		var out []string
+		for _, inst := range svc.Status.Containers {
+			if !slices.Contains(out, inst.NodeName) {
+				out = append(out, inst.NodeName)
+			}
+		}
+		return out
+	})
+	s.recordsByService = newObjectIndex(func(rec *edgev1alpha1.DeployRecord) []string {
+		if uid := rec.Labels[edgev1alpha1.LabelServiceUID]; uid != "" && inNamespace(rec) {
+			return []string{uid}
+		}
+		return nil
+	})
+	for _, h := range []struct {
+		obj     client.Object
+		handler toolscache.ResourceEventHandler
+	}{
+		{&edgev1alpha1.EdgeNode{}, s.nodes.handler()},
+		{&edgev1alpha1.EdgeNode{}, s.nodesByUID.handler()},
+		{&edgev1alpha1.EdgeService{}, s.servicesByUID.handler()},
+		{&edgev1alpha1.EdgeService{}, s.servicesByNode.handler()},
+		{&edgev1alpha1.DeployRecord{}, s.recordsByService.handler()},
+	} {
+		inf, err := c.GetInformer(context.Background(), h.obj)
+		if err != nil {
+			return err
+		}
+		reg, err := inf.AddEventHandler(h.handler)
+		if err != nil {
+			return err
+		}
+		s.indexesSynced = append(s.indexesSynced, reg.HasSynced)
+	}
+	return nil
 }
 
 // lookup lists from the cache the objects an index maps value to, in the
@@ -209,7 +261,7 @@ func (s *Server) Start(ctx context.Context) error {
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	go func() {
-		if s.cache.WaitForCacheSync(ctx) && toolscache.WaitForCacheSync(ctx.Done(), s.nodesSynced) {
+		if s.cache.WaitForCacheSync(ctx) && toolscache.WaitForCacheSync(ctx.Done(), s.indexesSynced...) {
 			s.synced.Store(true)
 		}
 	}()
