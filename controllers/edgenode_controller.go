@@ -27,9 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	acmetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	acv1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
 // EdgeNodeReconciler keeps the controller's half of EdgeNode status: online
@@ -169,25 +169,12 @@ func (r *EdgeNodeReconciler) forget(node string) {
 // applyStatus writes the controller-owned fields of the status by
 // server-side apply, leaving the agent's fields to the agent.
 func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1.EdgeNode, st *edgev1alpha1.EdgeNodeStatus) error {
-	conds := make([]any, 0, len(st.Conditions))
+	status := acv1alpha1.EdgeNodeStatus().WithObservedGeneration(st.ObservedGeneration).WithStatus(st.Status)
 	for _, c := range st.Conditions {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
-		if err != nil {
-			return err
-		}
-		conds = append(conds, u)
+		status.WithConditions(acmetav1.Condition().WithType(c.Type).WithStatus(c.Status).WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime).WithReason(c.Reason).WithMessage(c.Message))
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": edgev1alpha1.GroupVersion.String(),
-		"kind":       "EdgeNode",
-		"metadata":   map[string]any{"name": node.Name},
-		"status": map[string]any{
-			"observedGeneration": st.ObservedGeneration,
-			"status":             string(st.Status),
-			"conditions":         conds,
-		},
-	}}
-	return r.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	return r.Status().Apply(ctx, acv1alpha1.EdgeNode(node.Name).WithStatus(status), client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
 
 // SetupWithManager wires the reconciler to EdgeNodes and their Leases.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates code and manifests with controller-gen: deepcopy functions
-# (objects), CRD YAML and the manager's RBAC role (manifests), or both.
+# and server-side apply configurations (objects), CRD YAML and the
+# manager's RBAC role (manifests), or both.
 # Used by `make generate`, `make manifests` and the drift check in hack/.
 #   hack/generate.sh [objects|manifests|all] [repo-root]
 set -euo pipefail
@@ -10,6 +11,10 @@ cg=$("$(dirname "$0")/tool.sh" controller-gen)
 cd "$root"
 if [[ $what == objects || $what == all ]]; then
   "$cg" object:headerFile=hack/boilerplate.go.txt paths=./api/...
+  # Typed apply configurations for server-side apply; regenerated from
+  # nothing, so a removed type leaves no file behind.
+  rm -rf api/v1alpha1/applyconfiguration
+  "$cg" applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 fi
 if [[ $what == manifests || $what == all ]]; then
   "$cg" rbac:roleName=manager-role crd:allowDangerousTypes=true paths=./... \

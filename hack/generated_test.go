@@ -36,6 +36,7 @@ func generated(rel string) bool {
 		strings.HasPrefix(rel, "config/namespaced-rbac/role_") ||
 		strings.HasPrefix(rel, "charts/edgeplane/crds/") ||
 		strings.HasPrefix(rel, "charts/edgeplane/files/manager-role") ||
+		strings.HasPrefix(rel, "api/v1alpha1/applyconfiguration/") ||
 		filepath.Base(rel) == "zz_generated.deepcopy.go"
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 // Package v1alpha1 holds the edge.edgeplane.io/v1alpha1 API: EdgeNode,
 // EdgeService, DeployRecord and ProvisionTemplate.
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=edge.edgeplane.io
 package v1alpha1
 
@@ -28,6 +29,10 @@ import (
 var (
 	// GroupVersion is the group and version of every kind in this package.
 	GroupVersion = schema.GroupVersion{Group: "edge.edgeplane.io", Version: "v1alpha1"}
+
+	// SchemeGroupVersion is GroupVersion under the name the generated
+	// apply configurations (applyconfiguration/) expect.
+	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder registers the kinds of this package with a scheme.
 	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}

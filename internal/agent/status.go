@@ -18,14 +18,13 @@ package agent
 
 import (
 	"context"
-	"time"
+	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	acv1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
 // ApplyStatus applies an agent's half of a node's status by server-side
@@ -33,30 +32,36 @@ import (
 // and their counts. The controller's half (liveness) stays the
 // controller's.
 func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers []edgev1alpha1.ObservedContainer, counts Counts) error {
-	list := make([]any, 0, len(containers))
+	st := acv1alpha1.EdgeNodeStatus().
+		WithNodeInfo(acv1alpha1.NodeInfo().WithType(info.Type).WithArch(info.Arch).WithOSVersion(info.OSVersion).
+			WithRuntimeVersion(info.RuntimeVersion).WithAgentVersion(info.AgentVersion)).
+		WithContainerTotal(counts.ContainerTotal).WithContainerRunning(counts.ContainerRunning).
+		WithContainerManagedTotal(counts.ContainerManagedTotal).WithContainerManagedRunning(counts.ContainerManagedRunning).
+		WithAppTotal(counts.AppTotal).WithAppRunning(counts.AppRunning)
+	if bootTime != nil {
+		st.WithBootTime(*bootTime)
+	}
+	// An empty list is applied as such: the agent owns the list and a
+	// node whose containers are all gone reports none.
+	st.Containers = make([]acv1alpha1.ObservedContainerApplyConfiguration, 0, len(containers))
 	for i := range containers {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&containers[i])
+		oc, err := observedApply(&containers[i])
 		if err != nil {
 			return err
 		}
-		list = append(list, u)
+		st.WithContainers(oc)
 	}
-	infoMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&info)
+	return c.Status().Apply(ctx, acv1alpha1.EdgeNode(node).WithStatus(st), client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
+
+// observedApply is the apply configuration of an observed container: the
+// fields it sets, nothing else (the type and its apply configuration share
+// one JSON shape, and unset fields are omitted).
+func observedApply(o *edgev1alpha1.ObservedContainer) (*acv1alpha1.ObservedContainerApplyConfiguration, error) {
+	data, err := json.Marshal(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	status := map[string]any{"nodeInfo": infoMap, "containers": list,
-		"containerTotal": int64(counts.ContainerTotal), "containerRunning": int64(counts.ContainerRunning),
-		"containerManagedTotal": int64(counts.ContainerManagedTotal), "containerManagedRunning": int64(counts.ContainerManagedRunning),
-		"appTotal": int64(counts.AppTotal), "appRunning": int64(counts.AppRunning)}
-	if bootTime != nil {
-		status["bootTime"] = bootTime.UTC().Format(time.RFC3339)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": edgev1alpha1.GroupVersion.String(),
-		"kind":       "EdgeNode",
-		"metadata":   map[string]any{"name": node},
-		"status":     status,
-	}}
-	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	ac := &acv1alpha1.ObservedContainerApplyConfiguration{}
+	return ac, json.Unmarshal(data, ac)
 }
