@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// The deploy status of an instance, from what its agent reports: a table
+// over the pure follow, no API server.
+func TestFollow(t *testing.T) {
+	inst := edgev1alpha1.ServiceInstance{TaskID: "t1", NodeName: "n1", Revision: 2, DeployNum: 2, DeployStatus: edgev1alpha1.DeploySuccess}
+	report := func(c ...edgev1alpha1.ObservedContainer) map[string]*edgev1alpha1.EdgeNode {
+		n := &edgev1alpha1.EdgeNode{}
+		n.Status.Containers = c
+		return map[string]*edgev1alpha1.EdgeNode{"n1": n}
+	}
+	obs := func(rev int64, state edgev1alpha1.ContainerState, failed string) edgev1alpha1.ObservedContainer {
+		return edgev1alpha1.ObservedContainer{Name: "c", TaskID: "t1", Revision: rev, State: state, FailedMessage: failed}
+	}
+	for _, tc := range []struct {
+		name   string
+		action edgev1alpha1.DeployAction
+		rev    int64
+		nodes  map[string]*edgev1alpha1.EdgeNode
+		want   string
+	}{
+		{"a new revision redeploys and counts it", "", 3, report(obs(2, edgev1alpha1.ContainerRunning, "")), "3/3/deploying/"},
+		{"running at the revision succeeds", "", 3, report(obs(3, edgev1alpha1.ContainerRunning, "")), "3/3/success/"},
+		{"a failure at the revision fails with the agent's message", "", 3, report(obs(3, edgev1alpha1.ContainerExited, "no image")), "3/3/failure/no image"},
+		{"exiting after success stays success", "", 2, report(obs(2, edgev1alpha1.ContainerExited, "")), "2/2/success/"},
+		{"a loaded image succeeds once created", edgev1alpha1.ActionLoad, 3, report(obs(3, edgev1alpha1.ContainerCreated, "")), "3/3/success/"},
+		{"no report keeps it deploying", "", 3, nil, "3/3/deploying/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &edgev1alpha1.EdgeService{}
+			svc.Spec.Action = tc.action
+			out := (&EdgeServiceReconciler{}).follow(svc, []edgev1alpha1.ServiceInstance{inst}, tc.nodes, tc.rev)
+			got := fmt.Sprintf("%d/%d/%s/%s", out[0].Revision, out[0].DeployNum, out[0].DeployStatus, out[0].FailedMessage)
+			if got != tc.want {
+				t.Fatalf("revision/deployNum/status/message = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// The service's conditions from its instances and placement.
+func TestServiceConditions(t *testing.T) {
+	inst := func(status edgev1alpha1.DeployStatus) edgev1alpha1.ServiceInstance {
+		return edgev1alpha1.ServiceInstance{Name: "i", NodeName: "n", DeployStatus: status, FailedMessage: map[bool]string{true: "boom"}[status == edgev1alpha1.DeployFailure]}
+	}
+	for _, tc := range []struct {
+		name      string
+		desired   int32
+		instances []edgev1alpha1.ServiceInstance
+		problems  []string
+		want      string // Available/Progressing/Degraded reasons, then Ready
+	}{
+		{"no instances", 0, nil, nil, "NoInstances/RolloutComplete/AsExpected Ready=False"},
+		{"rolling out", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeployDeploying)}, nil,
+			"InstancesNotReady/Deploying/AsExpected Ready=False"},
+		{"all ready", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeploySuccess)}, nil,
+			"AllInstancesReady/RolloutComplete/AsExpected Ready=True"},
+		{"one failed", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeployFailure)}, nil,
+			"InstancesNotReady/RolloutComplete/DeployFailed Ready=False"},
+		{"cannot place", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess)}, []string{"node x does not exist"},
+			"InstancesNotReady/RolloutComplete/PlacementFailed Ready=False"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
+			st := &edgev1alpha1.EdgeServiceStatus{Revision: 1, Containers: tc.instances}
+			(&EdgeServiceReconciler{}).setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems})
+			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
+			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
+				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
+			if got != tc.want {
+				t.Fatalf("conditions = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Placement of a dynamic service around an offline node, at fake times:
+// kept within the grace period (with the recheck due when it ends), moved
+// after it, kept however long when its zone looks partitioned.
+func TestPlaceOffline(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	grace := 5 * time.Minute
+	node := func(name, zone string, offlineSince time.Duration) *edgev1alpha1.EdgeNode {
+		n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ZoneLabel: zone},
+			CreationTimestamp: metav1.NewTime(now.Add(-24 * time.Hour))}}
+		n.Spec.Type = "linux"
+		n.Status.Status = edgev1alpha1.NodeOnline
+		transition := now.Add(-time.Hour)
+		if offlineSince > 0 {
+			n.Status.Status = edgev1alpha1.NodeOffline
+			transition = now.Add(-offlineSince)
+		}
+		n.Status.Conditions = []metav1.Condition{{Type: edgev1alpha1.ConditionReady, LastTransitionTime: metav1.NewTime(transition)}}
+		return n
+	}
+	svc := &edgev1alpha1.EdgeService{}
+	svc.Spec.Image.Ref = "app@1#linux"
+	svc.Spec.Policy = edgev1alpha1.PolicyDynamic
+	svc.Spec.Factor = ptr.To[int32](1)
+	svc.Status.Containers = []edgev1alpha1.ServiceInstance{{TaskID: "t1", NodeName: "a"}}
+	r := &EdgeServiceReconciler{RescheduleGrace: grace}
+	for _, tc := range []struct {
+		name      string
+		nodes     []*edgev1alpha1.EdgeNode
+		wantNode  string
+		wantCheck time.Duration
+	}{
+		{"offline for a minute: kept, rechecked when the grace ends",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", time.Minute), node("b", "z", 0), node("c", "z", 0)}, "a", 4 * time.Minute},
+		{"offline past the grace: moved to an online node",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("b", "z", 0), node("c", "z", 0)}, "b", 0},
+		{"offline past the grace in a partitioned zone: kept",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("a2", "z", 6*time.Minute), node("a3", "z", 6*time.Minute),
+				node("b", "z", 0), node("c", "z", 0)}, "a", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := map[string]*edgev1alpha1.EdgeNode{}
+			for _, n := range tc.nodes {
+				nodes[n.Name] = n
+			}
+			p := r.place(svc, nodes, now)
+			if len(p.instances) != 1 || p.instances[0].NodeName != tc.wantNode || p.recheckIn != tc.wantCheck {
+				t.Fatalf("placed %+v, recheck in %s; want node %s, recheck in %s", p.instances, p.recheckIn, tc.wantNode, tc.wantCheck)
+			}
+		})
+	}
+}
