@@ -17,7 +17,6 @@ limitations under the License.
 package apiserver_test
 
 import (
-	"crypto/tls"
 	"io"
 	"net/http"
 	"os"
@@ -96,9 +95,6 @@ var _ = Describe("The facade's authorization matrix", Ordered, func() {
 		Expect(ids).To(HaveLen(2 + 2*3 + 1))
 	})
 
-	hc := func() *http.Client {
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
-	}
 	// send makes a request as a well-behaved client: a 429 (new tokens
 	// come faster than the facade reviews them, as after the flood spec)
 	// is retried after its Retry-After.
@@ -115,7 +111,7 @@ var _ = Describe("The facade's authorization matrix", Ordered, func() {
 			if token != "" {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
-			resp, err := hc().Do(req)
+			resp, err := clientFor(authURL).Do(req)
 			Expect(err).NotTo(HaveOccurred())
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()

@@ -17,7 +17,6 @@ limitations under the License.
 package apiserver_test
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -42,11 +41,7 @@ func raw(method, url string, header map[string]string) (*http.Response, []byte) 
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	hc := http.DefaultClient
-	if strings.HasPrefix(url, "https://") {
-		hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
-	}
-	resp, err := hc.Do(req)
+	resp, err := clientFor(url).Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)

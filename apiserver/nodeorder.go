@@ -53,7 +53,7 @@ func keyOf(n *edgev1alpha1.EdgeNode) nodeKey {
 	return nodeKey{created: n.CreationTimestamp.Time, name: n.Name, lower: strings.ToLower(n.Name)}
 }
 
-// set adds a node, or moves it if its key changed.
+// set adds a node; adding it again (a relist) keeps one entry.
 func (o *nodeOrder) set(n *edgev1alpha1.EdgeNode) {
 	k := keyOf(n)
 	o.mu.Lock()
@@ -107,28 +107,17 @@ func (o *nodeOrder) page(filter string, start, size int) ([]string, int) {
 	return out, total
 }
 
-// handler keeps the order current from an informer of EdgeNodes.
+// handler keeps the order current from an informer of EdgeNodes. A
+// node's name and creation time never change, so updates move nothing.
 func (o *nodeOrder) handler() toolscache.ResourceEventHandler {
-	node := func(obj any) *edgev1alpha1.EdgeNode {
-		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		n, _ := obj.(*edgev1alpha1.EdgeNode)
-		return n
-	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if n := node(obj); n != nil {
+			if n, ok := informerObject[*edgev1alpha1.EdgeNode](obj); ok {
 				o.set(n)
 			}
 		},
-		UpdateFunc: func(old, obj any) {
-			if a, b := node(old), node(obj); a != nil && b != nil && keyOf(a) != keyOf(b) {
-				o.set(b)
-			}
-		},
 		DeleteFunc: func(obj any) {
-			if n := node(obj); n != nil {
+			if n, ok := informerObject[*edgev1alpha1.EdgeNode](obj); ok {
 				o.remove(n.Name)
 			}
 		},

@@ -84,28 +84,31 @@ func (x *objectIndex[T]) removeLocked(id string) {
 	delete(x.keyed, id)
 }
 
+// informerObject is the object an informer event carries, unwrapping the
+// final state of a delete the informer missed.
+func informerObject[T any](o any) (T, bool) {
+	if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	t, ok := o.(T)
+	return t, ok
+}
+
 // handler keeps the index current from an informer of T.
 func (x *objectIndex[T]) handler() toolscache.ResourceEventHandler {
-	obj := func(o any) (T, bool) {
-		if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-			o = d.Obj
-		}
-		t, ok := o.(T)
-		return t, ok
-	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
-			if t, ok := obj(o); ok {
+			if t, ok := informerObject[T](o); ok {
 				x.set(t)
 			}
 		},
 		UpdateFunc: func(_, o any) {
-			if t, ok := obj(o); ok {
+			if t, ok := informerObject[T](o); ok {
 				x.set(t)
 			}
 		},
 		DeleteFunc: func(o any) {
-			if t, ok := obj(o); ok {
+			if t, ok := informerObject[T](o); ok {
 				x.remove(t)
 			}
 		},

@@ -415,6 +415,10 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	if s.opts.Auth == AuthKubernetes {
 		headers = "Authorization, Content-Type"
 	}
+	refuse := instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusForbidden, "Origin %q is not in --cors-allowed-origins.", r.Header.Get("Origin")))
+	}))
+	accept := instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeOK(w, nil) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if len(allowed) == 0 || origin == "" {
@@ -424,9 +428,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if !allowed[origin] {
 			if preflight {
-				instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					writeError(w, errorf(http.StatusForbidden, "Origin %q is not in --cors-allowed-origins.", origin))
-				})).ServeHTTP(w, r)
+				refuse.ServeHTTP(w, r)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -440,7 +442,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE")
 			h.Set("Access-Control-Allow-Headers", headers)
 			h.Set("Access-Control-Max-Age", "600")
-			instrument("preflight", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeOK(w, nil) })).ServeHTTP(w, r)
+			accept.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)

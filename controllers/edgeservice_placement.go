@@ -50,15 +50,21 @@ func nodeOS(n *edgev1alpha1.EdgeNode) string {
 	return n.Spec.Type
 }
 
-// offlineFor is how long a node has been offline; 0 when it is online.
-func offlineFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
-	if n.Status.Status != edgev1alpha1.NodeOffline {
+// timeIn is how long a node has been in state, from its Ready condition's
+// last transition (else its creation); 0 when it is in another state.
+func timeIn(n *edgev1alpha1.EdgeNode, state edgev1alpha1.NodeState, now time.Time) time.Duration {
+	if n.Status.Status != state {
 		return 0
 	}
 	if c := meta.FindStatusCondition(n.Status.Conditions, edgev1alpha1.ConditionReady); c != nil {
 		return now.Sub(c.LastTransitionTime.Time)
 	}
 	return now.Sub(n.CreationTimestamp.Time)
+}
+
+// offlineFor is how long a node has been offline; 0 when it is online.
+func offlineFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
+	return timeIn(n, edgev1alpha1.NodeOffline, now)
 }
 
 func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node string, now time.Time) edgev1alpha1.ServiceInstance {

@@ -331,8 +331,10 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	}
 	lastRev, lastHash := running, ""
 	if latest != nil {
-		lastGen, lastHash = recordGeneration(latest, svc), recordHash(latest)
-		lastRev = max(lastRev, latest.Spec.Revision)
+		lastGen, lastRev = recordGeneration(latest, svc), max(lastRev, latest.Spec.Revision)
+		if len(candidates) > 0 {
+			lastHash = recordHash(latest) // hashing costs a marshal: only when comparing
+		}
 	}
 
 	for _, c := range candidates {

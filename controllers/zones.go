@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
@@ -42,17 +40,6 @@ const (
 	disruptedShare      = 0.5
 )
 
-// onlineFor is how long a node has been online; 0 when it is not.
-func onlineFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
-	if n.Status.Status != edgev1alpha1.NodeOnline {
-		return 0
-	}
-	if c := meta.FindStatusCondition(n.Status.Conditions, edgev1alpha1.ConditionReady); c != nil {
-		return now.Sub(c.LastTransitionTime.Time)
-	}
-	return now.Sub(n.CreationTimestamp.Time)
-}
-
 // zoneOf is the zone of a node.
 func zoneOf(n *edgev1alpha1.EdgeNode) string { return n.Labels[ZoneLabel] }
 
@@ -65,7 +52,7 @@ func disruptedZones(nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, sett
 	for _, n := range nodes {
 		z := zoneOf(n)
 		total[z]++
-		if n.Status.Status == edgev1alpha1.NodeOffline || onlineFor(n, now) < settle {
+		if n.Status.Status == edgev1alpha1.NodeOffline || timeIn(n, edgev1alpha1.NodeOnline, now) < settle {
 			offline[z]++
 		}
 	}

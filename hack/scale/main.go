@@ -153,7 +153,10 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 		return err
 	}
 	mem := &peaks{}
-	apiserverPID := findPID("kube-apiserver", strings.TrimPrefix(strings.TrimSuffix(cfg.Host, "/"), "https://"))
+	apiserverPID, err := testenv.APIServerPID(cfg)
+	if err != nil {
+		return err
+	}
 	go mem.sample(ctx, map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid})
 	lat := &latencies{}
 	lctx, stopLoad := context.WithCancel(ctx)
@@ -252,23 +255,6 @@ func serverWrites(ctx context.Context, cfg *rest.Config) (float64, error) {
 		}
 	}
 	return total, err
-}
-
-// findPID finds the process whose command line holds both words.
-func findPID(name, port string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		s := string(cmdline)
-		if strings.Contains(s, name) && strings.Contains(s, strings.Split(port, ":")[1]) {
-			return pid
-		}
-	}
-	return 0
 }
 
 // peaks samples the resident memory of processes every second.

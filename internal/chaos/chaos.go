@@ -303,11 +303,10 @@ func converged(ctx context.Context, c client.Client) (bool, error) {
 }
 
 // managers are the two replicas, each with plain-HTTP metrics to tell the
-// leader by.
+// leader by. Only Run's goroutine uses them.
 type managers struct {
 	bin, dir, kubeconfig string
 	lease                time.Duration
-	mu                   sync.Mutex
 	cmds                 [2]*exec.Cmd
 	metrics              [2]string
 	runs                 int
@@ -327,10 +326,8 @@ func (m *managers) start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
 	m.runs++
 	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
-	m.mu.Unlock()
 	cmd, err := procs.Start(ctx, m.dir, name, m.bin, "--kubeconfig", m.kubeconfig,
 		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
 		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
@@ -339,9 +336,7 @@ func (m *managers) start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
 	m.cmds[i], m.metrics[i] = cmd, addr
-	m.mu.Unlock()
 	return nil
 }
 

@@ -37,8 +37,6 @@ const (
 	ServiceBySpecNode = "edgeservice.spec.nodes"
 	// ServiceByPolicy indexes EdgeServices by spec.policy.
 	ServiceByPolicy = "edgeservice.spec.policy"
-	// RecordByServiceUID indexes DeployRecords by the UID of their service.
-	RecordByServiceUID = "deployrecord.serviceUID"
 	// RecordByServiceName indexes DeployRecords by spec.serviceName, which
 	// finds records that lost their label or owner too.
 	RecordByServiceName = "deployrecord.spec.serviceName"
@@ -78,12 +76,6 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		{&edgev1alpha1.ProvisionTemplate{}, ByUID, uid},
 		{&edgev1alpha1.EdgeService{}, ServiceByPolicy, func(o client.Object) []string {
 			return []string{string(o.(*edgev1alpha1.EdgeService).Spec.Policy)}
-		}},
-		{&edgev1alpha1.DeployRecord{}, RecordByServiceUID, func(o client.Object) []string {
-			if uid := o.GetLabels()[edgev1alpha1.LabelServiceUID]; uid != "" {
-				return []string{uid}
-			}
-			return nil
 		}},
 		{&edgev1alpha1.DeployRecord{}, RecordByServiceName, func(o client.Object) []string {
 			return []string{o.(*edgev1alpha1.DeployRecord).Spec.ServiceName}

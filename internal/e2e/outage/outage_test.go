@@ -191,8 +191,7 @@ func TestAPIServerOutage(t *testing.T) {
 	g.Expect(goroutines1-third.goroutines).To(BeNumerically("<=", 20), "goroutines do not grow with the outage")
 	g.Expect(mib(heap1)-mib(third.heap)).To(BeNumerically("<", 32), "memory does not grow with the outage")
 
-	By := func(s string) { t.Log(s) }
-	By("resuming the API server")
+	t.Log("resuming the API server")
 	resume()
 	recovered := time.Now()
 	g.Eventually(func() int {
