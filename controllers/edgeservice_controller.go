@@ -69,7 +69,6 @@ type EdgeServiceReconciler struct {
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices/status,verbs=get;patch
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices/finalizers,verbs=update
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=deployrecords,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=edge.edgeplane.io,resources=deployrecords/status,verbs=get;patch
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgenodes,verbs=get;list;watch
 
 // Reconcile runs the phases of one service: finalizer, placement, records,
@@ -122,9 +121,6 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.emitTransitions(svc, before, want)
 	}
 
-	if err := r.markDeployed(ctx, current, want); err != nil {
-		return ctrl.Result{}, err
-	}
 	records, err = r.listRecords(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -233,6 +229,11 @@ func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeServi
 		default:
 			deploying++
 		}
+	}
+	// Kept here, in the write that carries the instances, rather than on
+	// the record: a record is never written again after its create.
+	if st.Replicas > 0 && st.ReadyReplicas >= st.Replicas {
+		st.DeployedRevision = max(st.DeployedRevision, st.Revision)
 	}
 	gen := svc.Generation
 	switch {
@@ -346,18 +347,6 @@ func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.
 		return fmt.Errorf("patching the finalizer and placement labels: %w", err)
 	}
 	return nil
-}
-
-// markDeployed sets Deployed on the current record once every instance runs it.
-func (r *EdgeServiceReconciler) markDeployed(ctx context.Context, rec *edgev1alpha1.DeployRecord, st *edgev1alpha1.EdgeServiceStatus) error {
-	if st.Replicas == 0 || st.ReadyReplicas < st.Replicas || meta.IsStatusConditionTrue(rec.Status.Conditions, edgev1alpha1.ConditionDeployed) {
-		return nil
-	}
-	patch := client.MergeFrom(rec.DeepCopy())
-	rec.Status.ObservedGeneration = rec.Generation
-	rec.Status.Conditions = setCondition(rec.Status.Conditions, rec.Generation, edgev1alpha1.ConditionDeployed, metav1.ConditionTrue,
-		edgev1alpha1.ReasonAllInstancesReady, fmt.Sprintf("All %d instances ran revision %d.", st.Replicas, rec.Spec.Revision))
-	return client.IgnoreNotFound(r.Status().Patch(ctx, rec, patch))
 }
 
 // finalize lets a deleted service go once agents report its containers gone,

@@ -143,15 +143,14 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		Eventually(condition(svc, edgev1alpha1.ConditionAvailable)).Should(HaveField("Status", metav1.ConditionTrue))
 		Expect(meta.IsStatusConditionFalse(getService(ns, "api").Status.Conditions, edgev1alpha1.ConditionDegraded)).To(BeTrue())
 		Expect(meta.IsStatusConditionFalse(getService(ns, "api").Status.Conditions, edgev1alpha1.ConditionProgressing)).To(BeTrue())
-		Eventually(func() bool {
-			return meta.IsStatusConditionTrue(records(ns, "api")[0].Status.Conditions, edgev1alpha1.ConditionDeployed)
-		}).Should(BeTrue())
+		Expect(getService(ns, "api").Status.DeployedRevision).To(Equal(int64(1)))
 
 		By("going back to deploying on a new revision, counting the deployment")
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Image.Ref = "app@1.1#linux" })
 		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "api").Status.Containers }).Should(HaveEach(And(
 			HaveField("Revision", int64(2)), HaveField("DeployNum", int32(2)), HaveField("DeployStatus", edgev1alpha1.DeployDeploying))))
 		Expect(getService(ns, "api").Status.Containers).To(ConsistOf(HaveField("TaskID", insts[0].TaskID), HaveField("TaskID", insts[1].TaskID)))
+		Expect(getService(ns, "api").Status.DeployedRevision).To(Equal(int64(1)), "revision 1 stays the deployed one until every instance runs 2")
 	})
 
 	It("spreads a dynamic service over fitting online nodes and moves instances off a node that stays offline", func() {

@@ -77,26 +77,30 @@ func TestServiceConditions(t *testing.T) {
 		instances []edgev1alpha1.ServiceInstance
 		problems  []string
 		want      string // Available/Progressing/Degraded reasons, then Ready
+		deployed  int64  // deployedRevision, 2 before, at revision 3
 	}{
-		{"no instances", 0, nil, nil, "NoInstances/RolloutComplete/AsExpected Ready=False"},
+		{"no instances", 0, nil, nil, "NoInstances/RolloutComplete/AsExpected Ready=False", 2},
 		{"rolling out", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeployDeploying)}, nil,
-			"InstancesNotReady/Deploying/AsExpected Ready=False"},
+			"InstancesNotReady/Deploying/AsExpected Ready=False", 2},
 		{"all ready", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeploySuccess)}, nil,
-			"AllInstancesReady/RolloutComplete/AsExpected Ready=True"},
+			"AllInstancesReady/RolloutComplete/AsExpected Ready=True", 3},
 		{"one failed", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess), inst(edgev1alpha1.DeployFailure)}, nil,
-			"InstancesNotReady/RolloutComplete/DeployFailed Ready=False"},
+			"InstancesNotReady/RolloutComplete/DeployFailed Ready=False", 2},
 		{"cannot place", 2, []edgev1alpha1.ServiceInstance{inst(edgev1alpha1.DeploySuccess)}, []string{"node x does not exist"},
-			"InstancesNotReady/RolloutComplete/PlacementFailed Ready=False"},
+			"InstancesNotReady/RolloutComplete/PlacementFailed Ready=False", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
-			st := &edgev1alpha1.EdgeServiceStatus{Revision: 1, Containers: tc.instances}
+			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2, Containers: tc.instances}
 			(&EdgeServiceReconciler{}).setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems})
 			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
 			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
 				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
 			if got != tc.want {
 				t.Fatalf("conditions = %s, want %s", got, tc.want)
+			}
+			if st.DeployedRevision != tc.deployed {
+				t.Fatalf("deployedRevision = %d, want %d", st.DeployedRevision, tc.deployed)
 			}
 		})
 	}

@@ -47,10 +47,6 @@ const (
 	ReasonAsExpected        = "AsExpected"
 	ReasonDeleting          = "Deleting"
 
-	// ConditionDeployed is True on a DeployRecord once every instance of the
-	// service ran its revision.
-	ConditionDeployed = "Deployed"
-
 	// ConditionParentReady is True on a ProvisionTemplate whose parent folder exists.
 	ConditionParentReady = "ParentReady"
 	ReasonParentExists   = "ParentExists"

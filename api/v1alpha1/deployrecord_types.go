@@ -66,25 +66,12 @@ type DeployRecordSpec struct {
 	Nodes []RecordNode `json:"nodes,omitempty"`
 }
 
-// DeployRecordStatus is what happened to a revision after it was recorded.
-type DeployRecordStatus struct {
-	// observedGeneration is the generation the controller last wrote the
-	// status for.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions hold Deployed: True once every instance ran this revision.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
 // DeployRecord is one entry of a service's deployment log: the configuration
 // of one revision. The EdgeService controller appends one for every change of
-// the configuration and owns it.
+// the configuration and owns it. Like a ControllerRevision it has no status
+// and is never written again: which revision every instance runs is the
+// service's status.deployedRevision, written with the instances it follows.
 // +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dr,categories=edge
 // +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceName`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.spec.revision`
@@ -98,10 +85,6 @@ type DeployRecord struct {
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="DeployRecord spec is immutable"
 	Spec DeployRecordSpec `json:"spec"`
-
-	// status is what happened to the revision.
-	// +optional
-	Status DeployRecordStatus `json:"status,omitempty"`
 }
 
 // DeployRecordList is a list of DeployRecords.

@@ -124,6 +124,13 @@ type EdgeServiceStatus struct {
 	// +optional
 	CurrentRecord string `json:"currentRecord,omitempty"`
 
+	// deployedRevision is the newest revision that every instance ran at
+	// once; 0 until the first rollout completes. Its DeployRecord is the
+	// one named <service>-<deployedRevision>.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DeployedRevision int64 `json:"deployedRevision,omitempty"`
+
 	// replicas is the number of instances the service should have.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -156,6 +163,7 @@ type EdgeServiceStatus struct {
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Deployed",type=integer,JSONPath=`.status.deployedRevision`,priority=1
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`,priority=1
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -25,6 +25,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"regexp"
 	goruntime "runtime"
@@ -59,7 +62,7 @@ func run(ctx context.Context, args []string) error {
 	o := agent.DefaultOptions()
 	var (
 		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
-		address, endpoint, registry                                                         string
+		address, endpoint, registry, pprofAddr                                              string
 		count                                                                               int
 		qps                                                                                 float64
 		burst                                                                               int
@@ -93,6 +96,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Var(&silences, "silence", "node:after:for, e.g. edge-linux-01:30s:1m: the node goes silent (no Lease, no report) for a while. Repeatable.")
 	fs.Float64Var(&qps, "kube-api-qps", 20, "Queries per second to the API server, for all nodes together.")
 	fs.IntVar(&burst, "kube-api-burst", 40, "Burst of queries above --kube-api-qps.")
+	fs.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's /debug/pprof profiles bind to, unauthenticated: bind it to localhost. Empty disables it.")
 	fs.StringVar(&printRBAC, "print-rbac", "", "Print the RBAC for an agent of the named node and exit.")
 	config.RegisterFlags(fs)
 	zopts := zap.Options{}
@@ -167,6 +171,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(qps), burst
+	if pprofAddr != "" {
+		if err := servePprof(ctx, pprofAddr); err != nil {
+			return fmt.Errorf("--pprof-bind-address: %w", err)
+		}
+	}
 	return agent.Run(ctx, cfg, o)
 }
 
@@ -195,4 +204,22 @@ func nodes(name, address, prefix string, count int, types, arches []string, labe
 		})
 	}
 	return out
+}
+
+// servePprof serves Go's profiles on addr until ctx ends.
+func servePprof(ctx context.Context, addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return nil
 }

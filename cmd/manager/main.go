@@ -65,6 +65,7 @@ func run(ctx context.Context, args []string) error {
 		leaderElection, runControllers   bool
 		showVersion, metricsSecure       bool
 		metricsCertDir, electionNS       string
+		pprofAddr                        string
 		concurrency, burst               int
 		qps                              float64
 		leaseDuration, renewDeadline     time.Duration
@@ -82,6 +83,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers that authenticate (TokenReview) and may get the /metrics URL (SubjectAccessReview); false serves plain HTTP to anyone who can connect.")
 	fs.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key of the metrics endpoint, reloaded when they change; empty means a self-signed certificate.")
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's /debug/pprof profiles bind to, unauthenticated: bind it to localhost. Empty disables it.")
 	fs.BoolVar(&leaderElection, "leader-elect", false, "Elect a leader so that only one manager reconciles at a time.")
 	fs.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes over; a leader killed without releasing is replaced after this long.")
 	fs.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading; less than the lease duration.")
@@ -157,6 +159,7 @@ func run(ctx context.Context, args []string) error {
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElection && runControllers,
 		LeaderElectionID:        "edgeplane-manager.edge.edgeplane.io",
 		LeaderElectionNamespace: electionNS,

@@ -54,7 +54,7 @@ import (
 func main() {
 	var (
 		nodes, services, factor int
-		bin                     string
+		bin, profiles           string
 		managerQPS              int
 		timeout                 time.Duration
 	)
@@ -64,17 +64,18 @@ func main() {
 	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
+	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := run(ctx, nodes, services, factor, managerQPS, bin); err != nil {
+	if err := run(ctx, nodes, services, factor, managerQPS, bin, profiles); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor, managerQPS int, bin string) error {
+func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, profiles string) error {
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
@@ -108,15 +109,15 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 		return err
 	}
 
-	const facade = "127.0.0.1:18090"
-	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
+	const facade, managerPprof, agentPprof = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092"
+	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
 		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2*managerQPS), "--concurrency", "8")
 	if err != nil {
 		return err
 	}
 	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "1s",
-		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000")
+		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000", "--pprof-bind-address", agentPprof)
 	if err != nil {
 		procs.Stop(manager)
 		return err
@@ -157,13 +158,23 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	if err != nil {
 		return err
 	}
-	go mem.sample(ctx, map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid})
+	// Peaks are taken until every instance succeeded, not while the run
+	// reads its audit log afterwards.
+	mctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go mem.sample(mctx, map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid})
 	lat := &latencies{}
 	lctx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	first := &edgev1alpha1.EdgeNode{}
 	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
 		return err
+	}
+	pids := map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid, "scale client and facade load": os.Getpid()}
+	cpuBefore := cpuTimes(pids)
+	var profiling sync.WaitGroup
+	if profiles != "" {
+		profiling.Go(func() { takeProfiles(ctx, cfg, profiles, "http://"+managerPprof, "http://"+agentPprof) })
 	}
 	began = time.Now()
 	if err := createServices(ctx, c, services, factor); err != nil {
@@ -191,7 +202,10 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 		return err
 	}
 	took := time.Since(began)
+	cpuAfter := cpuTimes(pids)
+	stopSampling()
 	stopLoad()
+	profiling.Wait()
 	writesAfter, err := serverWrites(ctx, cfg)
 	if err != nil {
 		return err
@@ -200,6 +214,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin strin
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
 	fmt.Printf("peak resident memory: %s\n", mem.String())
+	fmt.Printf("CPU used during convergence (2 cores give %.0f s):%s\n", 2*took.Seconds(), cpuUse(cpuBefore, cpuAfter))
 	fmt.Printf("facade latency under that load: %s\n", lat.String())
 
 	// The audit log is written in batches: give the last one time to land.

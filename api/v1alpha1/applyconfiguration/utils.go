@@ -38,8 +38,6 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.DeployRecordApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeployRecordSpec"):
 		return &apiv1alpha1.DeployRecordSpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("DeployRecordStatus"):
-		return &apiv1alpha1.DeployRecordStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploySpec"):
 		return &apiv1alpha1.DeploySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EdgeNode"):

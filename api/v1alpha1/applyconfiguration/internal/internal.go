@@ -74,9 +74,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: spec
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordSpec
-    - name: status
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordStatus
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordSpec
   map:
     fields:
@@ -125,20 +122,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: vsoa
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
-- name: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordStatus
-  map:
-    fields:
-    - name: conditions
-      type:
-        list:
-          elementType:
-            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
-          elementRelationship: associative
-          keys:
-          - type
-    - name: observedGeneration
-      type:
-        scalar: numeric
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.DeployStatus
   scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.EdgeNode
@@ -309,6 +292,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: currentRecord
       type:
         scalar: string
+    - name: deployedRevision
+      type:
+        scalar: numeric
     - name: observedGeneration
       type:
         scalar: numeric

@@ -32,14 +32,14 @@ import (
 //
 // DeployRecord is one entry of a service's deployment log: the configuration
 // of one revision. The EdgeService controller appends one for every change of
-// the configuration and owns it.
+// the configuration and owns it. Like a ControllerRevision it has no status
+// and is never written again: which revision every instance runs is the
+// service's status.deployedRevision, written with the instances it follows.
 type DeployRecordApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// spec is the recorded configuration; it is immutable.
 	Spec *DeployRecordSpecApplyConfiguration `json:"spec,omitempty"`
-	// status is what happened to the revision.
-	Status *DeployRecordStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // DeployRecord constructs a declarative configuration of the DeployRecord type for use with
@@ -86,12 +86,6 @@ func ExtractDeployRecordFrom(deployRecord *apiv1alpha1.DeployRecord, fieldManage
 // applied if another fieldManager has updated or force applied any of the previously applied fields.
 func ExtractDeployRecord(deployRecord *apiv1alpha1.DeployRecord, fieldManager string) (*DeployRecordApplyConfiguration, error) {
 	return ExtractDeployRecordFrom(deployRecord, fieldManager, "")
-}
-
-// ExtractDeployRecordStatus extracts the applied configuration owned by fieldManager from
-// deployRecord for the status subresource.
-func ExtractDeployRecordStatus(deployRecord *apiv1alpha1.DeployRecord, fieldManager string) (*DeployRecordApplyConfiguration, error) {
-	return ExtractDeployRecordFrom(deployRecord, fieldManager, "status")
 }
 
 func (b DeployRecordApplyConfiguration) IsApplyConfiguration() {}
@@ -259,14 +253,6 @@ func (b *DeployRecordApplyConfiguration) ensureObjectMetaApplyConfigurationExist
 // If called multiple times, the Spec field is set to the value of the last call.
 func (b *DeployRecordApplyConfiguration) WithSpec(value *DeployRecordSpecApplyConfiguration) *DeployRecordApplyConfiguration {
 	b.Spec = value
-	return b
-}
-
-// WithStatus sets the Status field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Status field is set to the value of the last call.
-func (b *DeployRecordApplyConfiguration) WithStatus(value *DeployRecordStatusApplyConfiguration) *DeployRecordApplyConfiguration {
-	b.Status = value
 	return b
 }
 

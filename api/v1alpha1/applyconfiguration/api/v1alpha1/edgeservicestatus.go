@@ -34,6 +34,10 @@ type EdgeServiceStatusApplyConfiguration struct {
 	Revision *int64 `json:"revision,omitempty"`
 	// currentRecord is the name of the DeployRecord of the current revision.
 	CurrentRecord *string `json:"currentRecord,omitempty"`
+	// deployedRevision is the newest revision that every instance ran at
+	// once; 0 until the first rollout completes. Its DeployRecord is the
+	// one named <service>-<deployedRevision>.
+	DeployedRevision *int64 `json:"deployedRevision,omitempty"`
 	// replicas is the number of instances the service should have.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// readyReplicas is the number of instances running at the current revision.
@@ -71,6 +75,14 @@ func (b *EdgeServiceStatusApplyConfiguration) WithRevision(value int64) *EdgeSer
 // If called multiple times, the CurrentRecord field is set to the value of the last call.
 func (b *EdgeServiceStatusApplyConfiguration) WithCurrentRecord(value string) *EdgeServiceStatusApplyConfiguration {
 	b.CurrentRecord = &value
+	return b
+}
+
+// WithDeployedRevision sets the DeployedRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeployedRevision field is set to the value of the last call.
+func (b *EdgeServiceStatusApplyConfiguration) WithDeployedRevision(value int64) *EdgeServiceStatusApplyConfiguration {
+	b.DeployedRevision = &value
 	return b
 }
 

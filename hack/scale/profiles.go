@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/edgeplane/edgeplane/internal/procs"
+)
+
+// profileSeconds is how long each CPU profile of the run lasts.
+const profileSeconds = 30
+
+// takeProfiles writes CPU profiles of the manager, the agent and the API
+// server, taken at once, into dir. A failed one is reported and skipped.
+func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentURL string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+		return
+	}
+	apiClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profiles:", err)
+		return
+	}
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
+	targets := map[string]struct {
+		client *http.Client
+		url    string
+	}{
+		"manager":        {http.DefaultClient, managerURL + path},
+		"edge-agent":     {http.DefaultClient, agentURL + path},
+		"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path},
+	}
+	var wg sync.WaitGroup
+	for name, t := range targets {
+		wg.Go(func() {
+			out := filepath.Join(dir, name+".pprof")
+			if err := fetchProfile(ctx, t.client, t.url, out); err != nil {
+				fmt.Fprintf(os.Stderr, "profile of %s: %v\n", name, err)
+				return
+			}
+			fmt.Printf("CPU profile of %s: %s\n", name, out)
+		})
+	}
+	wg.Wait()
+}
+
+func fetchProfile(ctx context.Context, c *http.Client, url, out string) error {
+	ctx, cancel := context.WithTimeout(ctx, (profileSeconds+30)*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cpuTimes reads the CPU time each process has used so far.
+func cpuTimes(pids map[string]int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, pid := range pids {
+		if d, err := procs.CPUTime(pid); err == nil {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// cpuUse prints the CPU each process used between two readings, most first.
+func cpuUse(before, after map[string]time.Duration) string {
+	names := make([]string, 0, len(after))
+	for n := range after {
+		names = append(names, n)
+	}
+	used := func(n string) time.Duration { return after[n] - before[n] }
+	sort.Slice(names, func(i, j int) bool { return used(names[i]) > used(names[j]) })
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n  %-30s %6.1f s", n, used(n).Seconds())
+	}
+	return b.String()
+}
