@@ -64,8 +64,13 @@ func main() {
 	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
+	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
+	if *trivialHandler != "" {
+		serveTrivial(*trivialHandler)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -109,7 +114,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 		return err
 	}
 
-	const facade, managerPprof, agentPprof = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092"
+	const facade, managerPprof, agentPprof, trivialAddr = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092", "127.0.0.1:18093"
 	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
 		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2*managerQPS), "--concurrency", "8")
 	if err != nil {
@@ -123,6 +128,17 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 		return err
 	}
 	defer procs.Stop(manager, agentCmd)
+	// The baseline for the facade's latency: a trivial handler in a process
+	// of its own, loaded the same way at the same time.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	trivial, err := procs.Start(ctx, dir, "trivial", self, "--trivial-handler", trivialAddr)
+	if err != nil {
+		return err
+	}
+	defer procs.Stop(trivial)
 
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
@@ -162,7 +178,14 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	// reads its audit log afterwards.
 	mctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	go mem.sample(mctx, map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid})
+	pids := map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid,
+		"scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid}
+	if etcdPID, err := testenv.EtcdPID(env); err == nil {
+		pids["etcd"] = etcdPID
+	} else {
+		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
+	}
+	go mem.sample(mctx, pids)
 	lat := &latencies{}
 	lctx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
@@ -170,7 +193,6 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
 		return err
 	}
-	pids := map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid, "scale client and facade load": os.Getpid()}
 	cpuBefore := cpuTimes(pids)
 	var profiling sync.WaitGroup
 	if profiles != "" {
@@ -185,10 +207,11 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "svc-00000"}, svc); err != nil {
 		return err
 	}
-	go lat.load(lctx, "http://"+facade, string(first.UID), string(svc.UID))
+	go lat.load(lctx, "http://"+facade, "http://"+trivialAddr, string(first.UID), string(svc.UID))
 	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
-		if err := view.List(ctx, list, client.InNamespace("default")); err != nil {
+		// Read only: no copy of every service twice a second.
+		if err := view.List(ctx, list, client.InNamespace("default"), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
 		done := 0
@@ -216,6 +239,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("CPU used during convergence (2 cores give %.0f s):%s\n", 2*took.Seconds(), cpuUse(cpuBefore, cpuAfter))
 	fmt.Printf("facade latency under that load: %s\n", lat.String())
+	fmt.Printf("object sizes as the API server holds them (JSON bytes, of which managedFields):%s\n", objectSizes(ctx, c))
 
 	// The audit log is written in batches: give the last one time to land.
 	time.Sleep(3 * time.Second)
@@ -321,24 +345,25 @@ type latencies struct {
 	byRoute map[string][]time.Duration
 }
 
-func (l *latencies) load(ctx context.Context, base, nodeID, serviceID string) {
+func (l *latencies) load(ctx context.Context, base, trivial, nodeID, serviceID string) {
 	l.mu.Lock()
 	l.byRoute = map[string][]time.Duration{}
 	l.mu.Unlock()
-	paths := map[string]string{
-		"containers of a service":      "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10",
-		"records of a service":         "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10",
-		"nodes pageSize 10":            "/api/v1/node?pageSize=10",
-		"nodes pageSize 100":           "/api/v1/node?pageSize=100",
-		"containers of a node":         "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
-		"containers of a node, by key": "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10&key=running",
+	urls := map[string]string{
+		"containers of a service":      base + "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10",
+		"records of a service":         base + "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10",
+		"nodes pageSize 10":            base + "/api/v1/node?pageSize=10",
+		"nodes pageSize 100":           base + "/api/v1/node?pageSize=100",
+		"containers of a node":         base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
+		"containers of a node, by key": base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10&key=running",
+		trivialRoute:                   trivial + "/",
 	}
 	var wg sync.WaitGroup
-	for name, path := range paths {
+	for name, url := range urls {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				start := time.Now()
-				resp, err := http.Get(base + path)
+				resp, err := http.Get(url)
 				if err != nil {
 					time.Sleep(100 * time.Millisecond)
 					continue
@@ -354,13 +379,13 @@ func (l *latencies) load(ctx context.Context, base, nodeID, serviceID string) {
 	wg.Wait()
 }
 
-// worstP99 is the highest p99 over the routes.
+// worstP99 is the highest p99 over the facade's routes.
 func (l *latencies) worstP99() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var worst time.Duration
-	for _, d := range l.byRoute {
-		if len(d) == 0 {
+	for name, d := range l.byRoute {
+		if len(d) == 0 || name == trivialRoute {
 			continue
 		}
 		sorted := slices.Clone(d)

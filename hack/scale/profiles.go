@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,8 +29,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/procs"
 )
 
@@ -119,6 +123,32 @@ func cpuUse(before, after map[string]time.Duration) string {
 	var b strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&b, "\n  %-30s %6.1f s", n, used(n).Seconds())
+	}
+	return b.String()
+}
+
+// objectSizes prints the JSON size of one object of each kind the run
+// writes, and how much of it is managedFields: every write pays for both.
+func objectSizes(ctx context.Context, c client.Client) string {
+	var b strings.Builder
+	for _, o := range []struct{ kind, namespace, name string }{
+		{"EdgeService", "default", "svc-00000"},
+		{"DeployRecord", "default", "svc-00000-1"},
+		{"EdgeNode", "", "edge-linux-01"},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind(o.kind))
+		if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, u); err != nil {
+			fmt.Fprintf(&b, "\n  %-14s %v", o.kind, err)
+			continue
+		}
+		whole, _ := json.Marshal(u.Object)
+		managed, _ := json.Marshal(u.GetManagedFields())
+		if dump := os.Getenv("SCALE_DUMP"); dump != "" {
+			pretty, _ := json.MarshalIndent(u.Object, "", " ")
+			_ = os.WriteFile(filepath.Join(dump, o.kind+".json"), pretty, 0o644)
+		}
+		fmt.Fprintf(&b, "\n  %-14s %6d  (%d)", o.kind, len(whole), len(managed))
 	}
 	return b.String()
 }

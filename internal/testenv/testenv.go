@@ -164,7 +164,16 @@ func APIServerPID(cfg *rest.Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	want := "--secure-port=" + u.Port()
+	return pidOf("kube-apiserver", "--secure-port="+u.Port())
+}
+
+// EtcdPID finds the process of the etcd that env runs, by its client URL.
+func EtcdPID(env *envtest.Environment) (int, error) {
+	return pidOf("etcd", "--listen-client-urls="+env.ControlPlane.Etcd.URL.String())
+}
+
+// pidOf finds a process by the base name of its binary and one argument.
+func pidOf(binary, arg string) (int, error) {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
@@ -179,9 +188,9 @@ func APIServerPID(cfg *rest.Config) (int, error) {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if strings.HasSuffix(args[0], "kube-apiserver") && slices.Contains(args, want) {
+		if filepath.Base(args[0]) == binary && slices.Contains(args, arg) {
 			return pid, nil
 		}
 	}
-	return 0, fmt.Errorf("no kube-apiserver with %s", want)
+	return 0, fmt.Errorf("no %s with %s", binary, arg)
 }
