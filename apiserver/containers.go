@@ -120,13 +120,18 @@ func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.Observe
 	return nil
 }
 
-// instance joins an instance with its node and what the node reports.
-func (v *nodeView) instance(svc *edgev1alpha1.EdgeService, inst *edgev1alpha1.ServiceInstance) (instance, error) {
-	n, err := v.get(inst.NodeName)
-	if err != nil {
-		return instance{}, err
+// join completes an instance with its node, unless known already, and
+// what the node reports of it.
+func (v *nodeView) join(in *instance) error {
+	if in.node == nil {
+		n, err := v.get(in.inst.NodeName)
+		if err != nil {
+			return err
+		}
+		in.node = n
 	}
-	return instance{svc: svc, inst: inst, node: n, obs: observedTask(n, inst.TaskID)}, nil
+	in.obs = observedTask(in.node, in.inst.TaskID)
+	return nil
 }
 
 // getContainer serves GET /api/v1/container/{id}, id being the taskId.
@@ -141,8 +146,8 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 		svc := &services.Items[i]
 		for j := range svc.Status.Containers {
 			if svc.Status.Containers[j].TaskID == id {
-				in, err := v.instance(svc, &svc.Status.Containers[j])
-				if err != nil {
+				in := instance{svc: svc, inst: &svc.Status.Containers[j]}
+				if err := v.join(&in); err != nil {
 					return nil, fromKube(err)
 				}
 				return s.container(in, s.opts.Clock.Now()), nil
@@ -154,30 +159,25 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 
 // listContainersOfServices serves GET /api/v1/container/service.
 func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
-	return s.listContainers(r, "serviceIds", func(v *nodeView, id string) ([]instance, error) {
-		return v.instances(s.servicesByUID.get(id), "")
+	return s.listContainers(r, "serviceIds", func(id string) []instance {
+		return instancesOf(s.servicesByUID.get(id), nil)
 	})
 }
 
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
-	return s.listContainers(r, "nodeIds", func(v *nodeView, id string) ([]instance, error) {
+	return s.listContainers(r, "nodeIds", func(id string) []instance {
 		var found []instance
 		for _, n := range s.nodesByUID.get(id) {
-			v.nodes[n.Name] = n
-			in, err := v.instances(s.servicesByNode.get(n.Name), n.Name)
-			if err != nil {
-				return nil, err
-			}
-			found = append(found, in...)
+			found = append(found, instancesOf(s.servicesByNode.get(n.Name), n)...)
 		}
-		return found, nil
+		return found
 	})
 }
 
 // listContainers reads the ids and paging of a container list, gathers the
 // instances of each id and renders the page.
-func (s *Server) listContainers(r *http.Request, idsParam string, gather func(v *nodeView, id string) ([]instance, error)) (any, error) {
+func (s *Server) listContainers(r *http.Request, idsParam string, gather func(id string) []instance) (any, error) {
 	q := r.URL.Query()
 	ids, err := parseIDs(q, idsParam)
 	if err != nil {
@@ -187,43 +187,42 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(v 
 	if err != nil {
 		return nil, err
 	}
-	v := s.newNodeView(r.Context())
 	var found []instance
 	for _, id := range unique(ids) {
-		in, err := gather(v, id)
-		if err != nil {
-			return nil, fromKube(err)
-		}
-		found = append(found, in...)
+		found = append(found, gather(id)...)
 	}
-	return s.containerPage(found, q.Get("key"), p), nil
+	pg, joinErr := s.containerPage(s.newNodeView(r.Context()), found, q.Get("key"), p)
+	if joinErr != nil {
+		return nil, fromKube(joinErr)
+	}
+	return pg, nil
 }
 
-// instances joins the instances of services, those on node only when node
-// is set, with their nodes.
-func (v *nodeView) instances(services []*edgev1alpha1.EdgeService, node string) ([]instance, error) {
+// instancesOf lists the instances of services, only those on node when it
+// is given. Nodes and reports are joined later, for the page alone.
+func instancesOf(services []*edgev1alpha1.EdgeService, node *edgev1alpha1.EdgeNode) []instance {
 	var out []instance
 	for _, svc := range services {
 		for j := range svc.Status.Containers {
-			if node != "" && svc.Status.Containers[j].NodeName != node {
+			if node != nil && svc.Status.Containers[j].NodeName != node.Name {
 				continue
 			}
-			in, err := v.instance(svc, &svc.Status.Containers[j])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, in)
+			out = append(out, instance{svc: svc, inst: &svc.Status.Containers[j], node: node})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // containerPage filters instances by key, orders them newest task first
-// and renders one page.
-func (s *Server) containerPage(found []instance, key string, p page) pageOf[container] {
+// and renders one page. Only a key needs every instance joined with its
+// node's report; otherwise the page's instances alone are.
+func (s *Server) containerPage(v *nodeView, found []instance, key string, p page) (pageOf[container], error) {
 	if key != "" {
 		kept := found[:0]
 		for _, in := range found {
+			if err := v.join(&in); err != nil {
+				return pageOf[container]{}, err
+			}
 			if matchesKey(in, key) {
 				kept = append(kept, in)
 			}
@@ -241,9 +240,12 @@ func (s *Server) containerPage(found []instance, key string, p page) pageOf[cont
 	out := pageOf[container]{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
 	now := s.opts.Clock.Now()
 	for _, in := range pg.List {
+		if err := v.join(&in); err != nil {
+			return pageOf[container]{}, err
+		}
 		out.List = append(out.List, s.container(in, now))
 	}
-	return out
+	return out, nil
 }
 
 // matchesKey matches key as a case-insensitive substring of the node,

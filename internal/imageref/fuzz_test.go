@@ -18,12 +18,14 @@ package imageref
 
 import "testing"
 
-// FuzzParse checks that a parsed ref prints back to its input and never panics.
+// FuzzParse checks that Parse accepts what the CRD's CEL rule accepts, that
+// a parsed ref prints back to its input, and that it never panics.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"nginx@1.25#linux", "sensor/reader@2.0.1#sylixos", "a@b", "@#", "A@1#linux", "a@1#Linux", "a..b@1#linux", "a@" + string(make([]byte, 200)) + "#x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		agrees(t, s)
 		r, err := Parse(s)
 		if err != nil {
 			return
