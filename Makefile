@@ -58,7 +58,7 @@ test: vet ## Run every test: schema, generated-code drift, controllers, facade, 
 # also explores for FUZZTIME: a count of executions by default, since a
 # duration can end mid-run as a spurious "context deadline exceeded".
 FUZZTIME ?= 3000x
-FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals internal/paths:FuzzNormalize internal/imageref:FuzzParse
+FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals apiserver:FuzzContainerJSON internal/paths:FuzzNormalize internal/imageref:FuzzParse
 
 # make fuzz-long: each fuzz target for at least FUZZ_EXECS executions.
 FUZZ_EXECS ?= 1000000

@@ -191,7 +191,7 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(id
 	for _, id := range unique(ids) {
 		found = append(found, gather(id)...)
 	}
-	pg, joinErr := s.containerPage(s.newNodeView(r.Context()), found, q.Get("key"), p)
+	pg, joinErr := s.pageContainers(s.newNodeView(r.Context()), found, q.Get("key"), p)
 	if joinErr != nil {
 		return nil, fromKube(joinErr)
 	}
@@ -213,15 +213,15 @@ func instancesOf(services []*edgev1alpha1.EdgeService, node *edgev1alpha1.EdgeNo
 	return out
 }
 
-// containerPage filters instances by key, orders them newest task first
+// pageContainers filters instances by key, orders them newest task first
 // and renders one page. Only a key needs every instance joined with its
 // node's report; otherwise the page's instances alone are.
-func (s *Server) containerPage(v *nodeView, found []instance, key string, p page) (pageOf[container], error) {
+func (s *Server) pageContainers(v *nodeView, found []instance, key string, p page) (*containerPage, error) {
 	if key != "" {
 		kept := found[:0]
 		for _, in := range found {
 			if err := v.join(&in); err != nil {
-				return pageOf[container]{}, err
+				return nil, err
 			}
 			if matchesKey(in, key) {
 				kept = append(kept, in)
@@ -237,11 +237,11 @@ func (s *Server) containerPage(v *nodeView, found []instance, key string, p page
 		return a.TaskID < b.TaskID
 	})
 	pg := paginate(found, p)
-	out := pageOf[container]{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
+	out := &containerPage{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
 	now := s.opts.Clock.Now()
 	for _, in := range pg.List {
 		if err := v.join(&in); err != nil {
-			return pageOf[container]{}, err
+			return nil, err
 		}
 		out.List = append(out.List, s.container(in, now))
 	}

@@ -17,11 +17,13 @@ limitations under the License.
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -96,11 +98,37 @@ func isNetError(err error) bool {
 }
 
 // writeJSON writes an envelope.
+// bodies are response buffers reused across requests.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON encodes the whole answer before sending it, so that it goes
+// out with a Content-Length in as few writes as it takes, not in chunks.
 func writeJSON(w http.ResponseWriter, e envelope) {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodies.Put(buf)
+		}
+	}()
+	if a, ok := e.Data.(jsonAppender); ok && e.FieldErrors == nil {
+		b := strconv.AppendInt(append(buf.AvailableBuffer(), `{"status":`...), int64(e.Status), 10)
+		b = appendString(append(b, `,"message":`...), e.Message)
+		b = append(a.appendJSON(append(b, `,"fieldErrors":null,"data":`...)), "}\n"...)
+		buf.Write(b)
+	} else if err := json.NewEncoder(buf).Encode(e); err != nil {
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(envelope{Status: http.StatusInternalServerError, Message: "The answer could not be encoded."})
+		e.Status = http.StatusInternalServerError
+	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(e)
+	_, _ = w.Write(buf.Bytes())
 }
+
+// maxPooledBody keeps one huge answer from pinning its buffer.
+const maxPooledBody = 1 << 20
 
 func writeOK(w http.ResponseWriter, data any) {
 	writeJSON(w, envelope{Status: http.StatusOK, Message: "success", Data: data})

@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// jsonAppender is data that writes its own JSON. Container pages do: they
+// are the facade's largest answers, and encoding/json's reflection was half
+// of their cost. The output is byte for byte what encoding/json writes; the
+// tests and a fuzz test hold it to that.
+type jsonAppender interface {
+	appendJSON(b []byte) []byte
+}
+
+// containerPage is a page of containers.
+type containerPage pageOf[container]
+
+func (p *containerPage) appendJSON(b []byte) []byte {
+	b = append(b, `{"list":`...)
+	if p.List == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range p.List {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.List[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, int64(p.Total), 10)
+	b = append(b, `,"pageNum":`...)
+	b = strconv.AppendInt(b, int64(p.PageNum), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	return append(b, '}')
+}
+
+func (c *container) appendJSON(b []byte) []byte {
+	str := func(b []byte, key, v string) []byte { return appendString(append(b, key...), v) }
+	ptr := func(b []byte, key string, v *string) []byte {
+		if v == nil {
+			return append(append(b, key...), "null"...)
+		}
+		return str(b, key, *v)
+	}
+	num := func(b []byte, key string, v int64) []byte { return strconv.AppendInt(append(b, key...), v, 10) }
+	b = str(b, `{"id":`, c.ID)
+	b = str(b, `,"taskId":`, c.TaskID)
+	b = str(b, `,"name":`, c.Name)
+	b = ptr(b, `,"status":`, c.Status)
+	b = num(b, `,"uptime":`, c.Uptime)
+	b = ptr(b, `,"startedTime":`, c.StartedTime)
+	b = ptr(b, `,"createdTime":`, c.CreatedTime)
+	b = num(b, `,"taskCreatedTime":`, c.TaskCreatedTime)
+	b = str(b, `,"deployStatus":`, c.DeployStatus)
+	b = ptr(b, `,"failedMessage":`, c.FailedMessage)
+	b = num(b, `,"restartCnt":`, int64(c.RestartCnt))
+	b = num(b, `,"deployNum":`, int64(c.DeployNum))
+	b = appendFloat(append(b, `,"cpuUsage":{"total":`...), c.CPUUsage.Total)
+	b = append(b, `,"cores":`...)
+	if c.CPUUsage.Cores == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, f := range c.CPUUsage.Cores {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFloat(b, f)
+		}
+		b = append(b, ']')
+	}
+	b = num(append(b, '}'), `,"memoryLimit":`, c.MemoryLimit)
+	b = num(b, `,"memoryUsage":`, c.MemoryUsage)
+	b = num(b, `,"memoryMaxUsage":`, c.MemoryMaxUsage)
+	b = num(b, `,"sizeUsage":`, c.SizeUsage)
+	b = num(b, `,"sizeLimit":`, c.SizeLimit)
+	b = str(b, `,"serviceId":`, c.ServiceID)
+	b = str(b, `,"serviceName":`, c.ServiceName)
+	b = str(b, `,"nodeId":`, c.NodeID)
+	b = str(b, `,"address":`, c.Address)
+	b = str(b, `,"nodeName":`, c.NodeName)
+	b = str(b, `,"nodeArch":`, c.NodeArch)
+	b = str(b, `,"imageId":`, c.ImageID)
+	b = str(b, `,"imageName":`, c.ImageName)
+	b = str(b, `,"imageVersion":`, c.ImageVersion)
+	b = str(b, `,"imageOS":`, c.ImageOS)
+	b = str(b, `,"imageArch":`, c.ImageArch)
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does by default: HTML characters,
+// control characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(b, s[start:]...), '"')
+}
+
+// appendFloat writes f as encoding/json does: the shortest form, with an
+// exponent only below 1e-6 or from 1e21. The facade's floats are finite.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(b, "null"...) // not reachable from a report; never invalid JSON
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
