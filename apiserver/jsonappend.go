@@ -112,6 +112,14 @@ func (c *container) appendJSON(b []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the ASCII bytes a JSON string carries as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString quotes s as encoding/json does by default: HTML characters,
 // control characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
 func appendString(b []byte, s string) []byte {
@@ -119,7 +127,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plain[c] {
 				i++
 				continue
 			}

@@ -147,27 +147,31 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	// zone that looks partitioned, however long.
 	count := map[string]int{}
 	var keep []edgev1alpha1.ServiceInstance
-	disrupted := disruptedZones(nodes, now, r.RescheduleGrace)
+	var disrupted map[string]string // only once a node is past the grace period
 	held := map[string]bool{}
 	for _, inst := range svc.Status.Containers {
 		n := nodes[inst.NodeName]
 		if !eligible(n) {
 			continue
 		}
-		off := offlineFor(n, now)
-		why, partitioned := disrupted[zoneOf(n)]
-		switch {
+		switch off := offlineFor(n, now); {
+		case off == 0:
 		case off < r.RescheduleGrace:
-			if left := r.RescheduleGrace - off; off > 0 && (p.recheckIn == 0 || left < p.recheckIn) {
+			if left := r.RescheduleGrace - off; p.recheckIn == 0 || left < p.recheckIn {
 				p.recheckIn = left
 			}
-		case partitioned && off > 0:
+		default:
+			if disrupted == nil {
+				disrupted = disruptedZones(nodes, now, r.RescheduleGrace)
+			}
+			why, partitioned := disrupted[zoneOf(n)]
+			if !partitioned {
+				continue
+			}
 			if !held[why] {
 				held[why] = true
 				p.problems = append(p.problems, why)
 			}
-		default:
-			continue
 		}
 		keep = append(keep, inst)
 		count[inst.NodeName]++
@@ -184,14 +188,17 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		count[keep[victim].NodeName]--
 		keep = append(keep[:victim], keep[victim+1:]...)
 	}
-	// Too few: add to the online nodes with the fewest instances.
+	// Too few: add to the online nodes with the fewest instances. Most
+	// reconciles place nothing and skip going through every node.
 	var online []*edgev1alpha1.EdgeNode
-	for _, n := range nodes {
-		if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
-			online = append(online, n)
+	if int32(len(keep)) < p.desired {
+		for _, n := range nodes {
+			if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
+				online = append(online, n)
+			}
 		}
+		sort.Slice(online, func(i, j int) bool { return online[i].Name < online[j].Name })
 	}
-	sort.Slice(online, func(i, j int) bool { return online[i].Name < online[j].Name })
 	for int32(len(keep)) < p.desired {
 		if len(online) == 0 {
 			p.problems = append(p.problems, fmt.Sprintf("no online node runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
