@@ -19,6 +19,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,7 +55,6 @@ const (
 	conditionReconciling = "Reconciling"
 	conditionStalled     = "Stalled"
 	reasonReady          = "Ready"
-	reasonStable         = "Stable"
 )
 
 // summarize sets Ready, Reconciling and Stalled on a copy of conds: Ready
@@ -75,14 +75,25 @@ func summarize(conds []metav1.Condition, gen int64, failed, progressing *problem
 	}
 	out := setCondition(conds, gen, edgev1alpha1.ConditionReady, status, ready.reason, ready.message)
 	out = setAbnormal(out, gen, conditionStalled, failed)
-	return setAbnormal(out, gen, conditionReconciling, progressing)
+	out = setAbnormal(out, gen, conditionReconciling, progressing)
+	// kstatus goes by the first of the two it finds True: Stalled comes
+	// first, so that a failure reads Failed while other instances still
+	// deploy, whichever condition was added last.
+	if i := slices.IndexFunc(out, func(c metav1.Condition) bool { return c.Type == conditionReconciling }); i >= 0 {
+		c := out[i]
+		out = append(slices.Delete(out, i, i+1), c)
+	}
+	return out
 }
 
 // setAbnormal sets an abnormal-true condition: True with the problem, or
-// False when there is none.
+// absent when there is none, as Flux does. kstatus reads absent as False;
+// every status write carries one condition less of each.
 func setAbnormal(conds []metav1.Condition, gen int64, typ string, p *problem) []metav1.Condition {
 	if p == nil {
-		return setCondition(conds, gen, typ, metav1.ConditionFalse, reasonStable, "None.")
+		out := append([]metav1.Condition(nil), conds...)
+		meta.RemoveStatusCondition(&out, typ)
+		return out
 	}
 	return setCondition(conds, gen, typ, metav1.ConditionTrue, p.reason, p.message)
 }

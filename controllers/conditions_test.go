@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -48,12 +49,25 @@ func TestSummarize(t *testing.T) {
 		if ready == nil || ready.Status != tc.want.status || ready.Reason != tc.want.reason || ready.ObservedGeneration != 7 {
 			t.Errorf("%s: Ready = %+v, want %s %s", tc.name, ready, tc.want.status, tc.want.reason)
 		}
-		if got := meta.IsStatusConditionTrue(conds, "Stalled"); got != tc.want.stalled {
-			t.Errorf("%s: Stalled = %v, want %v", tc.name, got, tc.want.stalled)
+		// Abnormal-true conditions are True when they apply and absent otherwise.
+		for typ, want := range map[string]bool{"Stalled": tc.want.stalled, "Reconciling": tc.want.reconciling} {
+			if c := meta.FindStatusCondition(conds, typ); (c != nil) != want || c != nil && c.Status != metav1.ConditionTrue {
+				t.Errorf("%s: %s = %+v, want present and True: %v", tc.name, typ, c, want)
+			}
 		}
-		if got := meta.IsStatusConditionTrue(conds, "Reconciling"); got != tc.want.reconciling {
-			t.Errorf("%s: Reconciling = %v, want %v", tc.name, got, tc.want.reconciling)
-		}
+	}
+	// A failure while a rollout goes on: Stalled comes before Reconciling,
+	// the order kstatus reads them in, even when Stalled was added last.
+	both := summarize(summarize(nil, 1, nil, progressing), 2, failed, progressing)
+	stalled := slices.IndexFunc(both, func(c metav1.Condition) bool { return c.Type == "Stalled" })
+	reconciling := slices.IndexFunc(both, func(c metav1.Condition) bool { return c.Type == "Reconciling" })
+	if stalled < 0 || reconciling < stalled {
+		t.Errorf("Stalled at %d, Reconciling at %d: want Stalled first", stalled, reconciling)
+	}
+	// A recovery removes them.
+	recovered := summarize(summarize(nil, 1, failed, progressing), 2, nil, nil)
+	if len(recovered) != 1 || recovered[0].Type != "Ready" || recovered[0].Status != metav1.ConditionTrue {
+		t.Errorf("after recovery: %+v, want Ready True alone", recovered)
 	}
 	// The transition time moves only when the status does.
 	before := summarize(nil, 1, nil, progressing)

@@ -221,6 +221,7 @@ type EdgeNodeStatus struct {
 	BootTime *metav1.Time `json:"bootTime,omitempty"`
 
 	// containers are the containers on the node. Written by the agent.
+	// A map list, so that the API server refuses two of one name.
 	// +optional
 	// +listType=map
 	// +listMapKey=name

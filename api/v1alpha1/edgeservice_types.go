@@ -139,10 +139,10 @@ type EdgeServiceStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// containers are the service's instances.
+	// containers are the service's instances, written whole by the
+	// controller alone (atomic: one managedFields entry for the list).
 	// +optional
-	// +listType=map
-	// +listMapKey=taskId
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10000
 	Containers []ServiceInstance `json:"containers,omitempty"`
 

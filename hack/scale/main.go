@@ -25,6 +25,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 		return err
 	}
 
-	const facade, managerPprof, agentPprof, trivialAddr = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092", "127.0.0.1:18093"
+	const facade, managerPprof, agentPprof, trivialAddr, replicaFacade = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092", "127.0.0.1:18093", "127.0.0.1:18094"
 	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
 		"--health-probe-bind-address", "0", "--api-bind-address", facade, "--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2*managerQPS), "--concurrency", "8")
 	if err != nil {
@@ -139,6 +140,14 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 		return err
 	}
 	defer procs.Stop(trivial)
+	// A facade of its own, as a second replica of the chart serves it: the
+	// manager with --controllers=false.
+	replica, err := procs.Start(ctx, dir, "replica", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--controllers=false", "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--api-bind-address", replicaFacade)
+	if err != nil {
+		return err
+	}
+	defer procs.Stop(replica)
 
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
@@ -179,7 +188,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	mctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	pids := map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid,
-		"scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid}
+		"scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid, "read replica": replica.Process.Pid}
 	if etcdPID, err := testenv.EtcdPID(env); err == nil {
 		pids["etcd"] = etcdPID
 	} else {
@@ -207,7 +216,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "svc-00000"}, svc); err != nil {
 		return err
 	}
-	go lat.load(lctx, "http://"+facade, "http://"+trivialAddr, string(first.UID), string(svc.UID))
+	go lat.load(lctx, "http://"+facade, "http://"+replicaFacade, "http://"+trivialAddr, string(first.UID), string(svc.UID))
 	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		// Read only: no copy of every service twice a second.
@@ -238,7 +247,8 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("CPU used during convergence (2 cores give %.0f s):%s\n", 2*took.Seconds(), cpuUse(cpuBefore, cpuAfter))
-	fmt.Printf("facade latency under that load: %s\n", lat.String())
+	fmt.Printf("facade latency under that load (the leader's, a read replica's, and a trivial handler's): %s\n", lat.String())
+	fmt.Printf("worst facade p99: leader %.1f ms, read replica %.1f ms\n", lat.worstP99(false).Seconds()*1000, lat.worstP99(true).Seconds()*1000)
 	fmt.Printf("object sizes as the API server holds them (JSON bytes, of which managedFields):%s\n", objectSizes(ctx, c))
 
 	// The audit log is written in batches: give the last one time to land.
@@ -251,7 +261,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	table, writes := breakdown(counts, instances)
 	fmt.Printf("API writes by resource, verb and field manager (audit log), from the first create until every instance succeeded:\n%s", table)
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
-		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99().Seconds()*1000)
+		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil
 }
 
@@ -345,18 +355,21 @@ type latencies struct {
 	byRoute map[string][]time.Duration
 }
 
-func (l *latencies) load(ctx context.Context, base, trivial, nodeID, serviceID string) {
+// replicaRoutes prefixes the routes of the read replica's facade.
+const replicaRoutes = "read replica: "
+
+func (l *latencies) load(ctx context.Context, leader, replica, trivial, nodeID, serviceID string) {
 	l.mu.Lock()
 	l.byRoute = map[string][]time.Duration{}
 	l.mu.Unlock()
-	urls := map[string]string{
-		"containers of a service":      base + "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10",
-		"records of a service":         base + "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10",
-		"nodes pageSize 10":            base + "/api/v1/node?pageSize=10",
-		"nodes pageSize 100":           base + "/api/v1/node?pageSize=100",
-		"containers of a node":         base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
-		"containers of a node, by key": base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10&key=running",
-		trivialRoute:                   trivial + "/",
+	urls := map[string]string{trivialRoute: trivial + "/"}
+	for prefix, base := range map[string]string{"": leader, replicaRoutes: replica} {
+		urls[prefix+"containers of a service"] = base + "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10"
+		urls[prefix+"records of a service"] = base + "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10"
+		urls[prefix+"nodes pageSize 10"] = base + "/api/v1/node?pageSize=10"
+		urls[prefix+"nodes pageSize 100"] = base + "/api/v1/node?pageSize=100"
+		urls[prefix+"containers of a node"] = base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10"
+		urls[prefix+"containers of a node, by key"] = base + "/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10&key=running"
 	}
 	var wg sync.WaitGroup
 	for name, url := range urls {
@@ -368,6 +381,9 @@ func (l *latencies) load(ctx context.Context, base, trivial, nodeID, serviceID s
 					time.Sleep(100 * time.Millisecond)
 					continue
 				}
+				// The whole answer, read to its end so that the
+				// connection is reused.
+				_, _ = io.Copy(io.Discard, resp.Body)
 				_ = resp.Body.Close()
 				l.mu.Lock()
 				l.byRoute[name] = append(l.byRoute[name], time.Since(start))
@@ -379,13 +395,14 @@ func (l *latencies) load(ctx context.Context, base, trivial, nodeID, serviceID s
 	wg.Wait()
 }
 
-// worstP99 is the highest p99 over the facade's routes.
-func (l *latencies) worstP99() time.Duration {
+// worstP99 is the highest p99 over the routes of the leader's facade, or
+// of the read replica's.
+func (l *latencies) worstP99(replica bool) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var worst time.Duration
 	for name, d := range l.byRoute {
-		if len(d) == 0 || name == trivialRoute {
+		if len(d) == 0 || name == trivialRoute || strings.HasPrefix(name, replicaRoutes) != replica {
 			continue
 		}
 		sorted := slices.Clone(d)

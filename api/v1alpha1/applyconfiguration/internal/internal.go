@@ -286,9 +286,7 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ServiceInstance
-          elementRelationship: associative
-          keys:
-          - taskId
+          elementRelationship: atomic
     - name: currentRecord
       type:
         scalar: string

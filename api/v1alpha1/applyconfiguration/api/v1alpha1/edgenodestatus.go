@@ -36,6 +36,7 @@ type EdgeNodeStatusApplyConfiguration struct {
 	// bootTime is when the node booted. Written by the agent.
 	BootTime *v1.Time `json:"bootTime,omitempty"`
 	// containers are the containers on the node. Written by the agent.
+	// A map list, so that the API server refuses two of one name.
 	Containers []ObservedContainerApplyConfiguration `json:"containers,omitempty"`
 	// observedGeneration is the generation the controller last acted on.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`

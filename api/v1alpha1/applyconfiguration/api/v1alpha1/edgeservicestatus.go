@@ -42,7 +42,8 @@ type EdgeServiceStatusApplyConfiguration struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 	// readyReplicas is the number of instances running at the current revision.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
-	// containers are the service's instances.
+	// containers are the service's instances, written whole by the
+	// controller alone (atomic: one managedFields entry for the list).
 	Containers []ServiceInstanceApplyConfiguration `json:"containers,omitempty"`
 	// conditions hold Available, Progressing and Degraded.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
