@@ -56,6 +56,7 @@ func main() {
 	var (
 		nodes, services, factor int
 		bin, profiles           string
+		withReplica             bool
 		managerQPS              int
 		timeout                 time.Duration
 	)
@@ -66,6 +67,7 @@ func main() {
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
+	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
 	if *trivialHandler != "" {
@@ -75,13 +77,13 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := run(ctx, nodes, services, factor, managerQPS, bin, profiles); err != nil {
+	if err := run(ctx, nodes, services, factor, managerQPS, bin, profiles, withReplica); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, profiles string) error {
+func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, profiles string, withReplica bool) error {
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
@@ -140,14 +142,20 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 		return err
 	}
 	defer procs.Stop(trivial)
-	// A facade of its own, as a second replica of the chart serves it: the
-	// manager with --controllers=false.
-	replica, err := procs.Start(ctx, dir, "replica", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--controllers=false", "--metrics-bind-address", "0",
-		"--health-probe-bind-address", "0", "--api-bind-address", replicaFacade)
-	if err != nil {
-		return err
+	pids := map[string]int{"manager": manager.Process.Pid, "edge-agent": agentCmd.Process.Pid, "scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid}
+	replicaURL := ""
+	if withReplica {
+		// A facade in a process of its own, as the chart's second replica
+		// serves it: the manager with --controllers=false. Its informers
+		// cost the API server and the machine some CPU.
+		replica, err := procs.Start(ctx, dir, "replica", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--controllers=false", "--metrics-bind-address", "0",
+			"--health-probe-bind-address", "0", "--api-bind-address", replicaFacade)
+		if err != nil {
+			return err
+		}
+		defer procs.Stop(replica)
+		pids["read replica"], replicaURL = replica.Process.Pid, "http://"+replicaFacade
 	}
-	defer procs.Stop(replica)
 
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
@@ -187,8 +195,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	// reads its audit log afterwards.
 	mctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	pids := map[string]int{"manager": manager.Process.Pid, "kube-apiserver": apiserverPID, "edge-agent": agentCmd.Process.Pid,
-		"scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid, "read replica": replica.Process.Pid}
+	pids["kube-apiserver"] = apiserverPID
 	if etcdPID, err := testenv.EtcdPID(env); err == nil {
 		pids["etcd"] = etcdPID
 	} else {
@@ -202,6 +209,13 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
 		return err
 	}
+	// What the nodes cost at rest (Lease renewals, the controllers'
+	// liveness checks), so that the CPU of the run can be split into that
+	// and the services' share.
+	idleStart := cpuTimes(pids)
+	time.Sleep(idleWindow)
+	idleEnd := cpuTimes(pids)
+	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, cpuUse(idleStart, idleEnd, idleWindow))
 	cpuBefore := cpuTimes(pids)
 	var profiling sync.WaitGroup
 	if profiles != "" {
@@ -216,7 +230,7 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "svc-00000"}, svc); err != nil {
 		return err
 	}
-	go lat.load(lctx, "http://"+facade, "http://"+replicaFacade, "http://"+trivialAddr, string(first.UID), string(svc.UID))
+	go lat.load(lctx, "http://"+facade, replicaURL, "http://"+trivialAddr, string(first.UID), string(svc.UID))
 	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		// Read only: no copy of every service twice a second.
@@ -246,9 +260,11 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
 	fmt.Printf("peak resident memory: %s\n", mem.String())
-	fmt.Printf("CPU used during convergence (2 cores give %.0f s):%s\n", 2*took.Seconds(), cpuUse(cpuBefore, cpuAfter))
-	fmt.Printf("facade latency under that load (the leader's, a read replica's, and a trivial handler's): %s\n", lat.String())
-	fmt.Printf("worst facade p99: leader %.1f ms, read replica %.1f ms\n", lat.worstP99(false).Seconds()*1000, lat.worstP99(true).Seconds()*1000)
+	fmt.Printf("CPU used during convergence (2 cores give %.0f s):%s\n", 2*took.Seconds(), cpuUse(cpuBefore, cpuAfter, 0))
+	fmt.Printf("facade latency under that load (the leader's, a read replica's if run, and a trivial handler's): %s\n", lat.String())
+	if withReplica {
+		fmt.Printf("worst facade p99: leader %.1f ms, read replica %.1f ms\n", lat.worstP99(false).Seconds()*1000, lat.worstP99(true).Seconds()*1000)
+	}
 	fmt.Printf("object sizes as the API server holds them (JSON bytes, of which managedFields):%s\n", objectSizes(ctx, c))
 
 	// The audit log is written in batches: give the last one time to land.
@@ -260,6 +276,14 @@ func run(ctx context.Context, nodes, services, factor, managerQPS int, bin, prof
 	}
 	table, writes := breakdown(counts, instances)
 	fmt.Printf("API writes by resource, verb and field manager (audit log), from the first create until every instance succeeded:\n%s", table)
+	// The API server's CPU beyond what it spends at rest, per write: what
+	// the services cost it, and the least time those writes take with both
+	// cores given to the API server and nothing else running.
+	const api = "kube-apiserver"
+	rest := float64(idleEnd[api]-idleStart[api]) / float64(idleWindow) * float64(took)
+	work := time.Duration(float64(cpuAfter[api]-cpuBefore[api]) - rest)
+	fmt.Printf("API server CPU for the services: %.1f s beyond rest, %.2f ms per write; those %d writes alone need %.1f s of both cores\n",
+		work.Seconds(), work.Seconds()*1000/float64(writes), writes, work.Seconds()/2)
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
 		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil
@@ -358,12 +382,18 @@ type latencies struct {
 // replicaRoutes prefixes the routes of the read replica's facade.
 const replicaRoutes = "read replica: "
 
+// idleWindow is how long the run measures the CPU the nodes cost at rest.
+const idleWindow = 10 * time.Second
+
 func (l *latencies) load(ctx context.Context, leader, replica, trivial, nodeID, serviceID string) {
 	l.mu.Lock()
 	l.byRoute = map[string][]time.Duration{}
 	l.mu.Unlock()
 	urls := map[string]string{trivialRoute: trivial + "/"}
 	for prefix, base := range map[string]string{"": leader, replicaRoutes: replica} {
+		if base == "" {
+			continue
+		}
 		urls[prefix+"containers of a service"] = base + "/api/v1/container/service?serviceIds[]=" + serviceID + "&pageNum=1&pageSize=10"
 		urls[prefix+"records of a service"] = base + "/api/v1/service/record?id=" + serviceID + "&pageNum=1&pageSize=10"
 		urls[prefix+"nodes pageSize 10"] = base + "/api/v1/node?pageSize=10"

@@ -112,8 +112,9 @@ func cpuTimes(pids map[string]int) map[string]time.Duration {
 	return out
 }
 
-// cpuUse prints the CPU each process used between two readings, most first.
-func cpuUse(before, after map[string]time.Duration) string {
+// cpuUse prints the CPU each process used between two readings, most
+// first: in seconds, or as a share of one core over window when given.
+func cpuUse(before, after map[string]time.Duration, window time.Duration) string {
 	names := make([]string, 0, len(after))
 	for n := range after {
 		names = append(names, n)
@@ -122,7 +123,11 @@ func cpuUse(before, after map[string]time.Duration) string {
 	sort.Slice(names, func(i, j int) bool { return used(names[i]) > used(names[j]) })
 	var b strings.Builder
 	for _, n := range names {
-		fmt.Fprintf(&b, "\n  %-30s %6.1f s", n, used(n).Seconds())
+		if window > 0 {
+			fmt.Fprintf(&b, "\n  %-30s %5.1f %%", n, 100*used(n).Seconds()/window.Seconds())
+		} else {
+			fmt.Fprintf(&b, "\n  %-30s %6.1f s", n, used(n).Seconds())
+		}
 	}
 	return b.String()
 }
