@@ -112,7 +112,14 @@ func BenchmarkFacade(b *testing.B) {
 		},
 			func(ctx context.Context, size int) (int, error) { return api.records(ctx, svcObjs[0].UID, size) }},
 	}
-	type result struct{ facade, handler, direct, parallel time.Duration }
+	type result struct {
+		facade, handler, direct, parallel time.Duration
+		// bytes is the answer's size; sameSize the throughput of a trivial
+		// handler that sends those bytes as they are: the floor for that
+		// much to carry.
+		bytes    int
+		sameSize time.Duration
+	}
 	results := map[string]*result{}
 	// The floor a list endpoint is measured against: a trivial handler
 	// that writes a fixed envelope, served the same way.
@@ -172,6 +179,23 @@ func BenchmarkFacade(b *testing.B) {
 				})
 				results[key].parallel = b.Elapsed() / time.Duration(b.N)
 			})
+			body := httpBody(b, base+q.facade(size))
+			results[key].bytes = len(body)
+			fixed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(body)
+			}))
+			b.Run(key+"/trivial-same-size", func(b *testing.B) {
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if code := httpGet(b, fixed.URL); code != http.StatusOK {
+							b.Fatalf("trivial: %d", code)
+						}
+					}
+				})
+				results[key].sameSize = b.Elapsed() / time.Duration(b.N)
+			})
+			fixed.Close()
 			b.Run(key+"/apiserver", func(b *testing.B) {
 				for b.Loop() {
 					if _, err := q.direct(ctx, size); err != nil {
@@ -183,12 +207,13 @@ func BenchmarkFacade(b *testing.B) {
 		}
 	}
 	// Printed, not logged: a parent benchmark's log shows only with -v.
-	fmt.Printf("\n%-32s %12s %12s %16s %8s %14s %10s\n", "query", "facade HTTP", "handler", "API server LIST", "ratio", "facade req/s", "of trivial")
+	fmt.Printf("\n%-32s %12s %12s %16s %8s %14s %10s %8s %14s\n", "query", "facade HTTP", "handler", "API server LIST", "ratio", "facade req/s", "of trivial", "bytes", "of same-size")
 	for _, key := range order {
 		r := results[key]
-		if r.facade > 0 && r.parallel > 0 && trivialParallel > 0 {
-			fmt.Printf("%-32s %12v %12v %16v %7.0fx %14.0f %9.2f\n", key, r.facade.Round(time.Microsecond), r.handler.Round(time.Microsecond),
-				r.direct.Round(time.Microsecond), float64(r.direct)/float64(r.facade), float64(time.Second)/float64(r.parallel), float64(trivialParallel)/float64(r.parallel))
+		if r.facade > 0 && r.parallel > 0 && trivialParallel > 0 && r.sameSize > 0 {
+			fmt.Printf("%-32s %12v %12v %16v %7.0fx %14.0f %9.2f %8d %14.2f\n", key, r.facade.Round(time.Microsecond), r.handler.Round(time.Microsecond),
+				r.direct.Round(time.Microsecond), float64(r.direct)/float64(r.facade), float64(time.Second)/float64(r.parallel), float64(trivialParallel)/float64(r.parallel),
+				r.bytes, float64(r.sameSize)/float64(r.parallel))
 		}
 	}
 	if trivialParallel > 0 {
@@ -201,6 +226,20 @@ func must(b *testing.B, err error) {
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// httpBody is the body of one answer.
+func httpBody(b *testing.B, url string) []byte {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s: %d %v", url, resp.StatusCode, err)
+	}
+	return body
 }
 
 func httpGet(b *testing.B, url string) int {

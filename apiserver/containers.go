@@ -19,7 +19,7 @@ package apiserver
 import (
 	"context"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,17 +159,16 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 
 // listContainersOfServices serves GET /api/v1/container/service.
 func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
-	return s.listContainers(r, "serviceIds", func(id string) []instance {
-		return instancesOf(s.servicesByUID.get(id), nil)
+	return s.listContainers(r, "serviceIds", func(found []instance, id string) []instance {
+		return appendInstances(found, s.servicesByUID.get(id), nil)
 	})
 }
 
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
-	return s.listContainers(r, "nodeIds", func(id string) []instance {
-		var found []instance
+	return s.listContainers(r, "nodeIds", func(found []instance, id string) []instance {
 		for _, n := range s.nodesByUID.get(id) {
-			found = append(found, instancesOf(s.servicesByNode.get(n.Name), n)...)
+			found = appendInstances(found, s.servicesByNode.get(n.Name), n)
 		}
 		return found
 	})
@@ -177,7 +176,7 @@ func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
 
 // listContainers reads the ids and paging of a container list, gathers the
 // instances of each id and renders the page.
-func (s *Server) listContainers(r *http.Request, idsParam string, gather func(id string) []instance) (any, error) {
+func (s *Server) listContainers(r *http.Request, idsParam string, gather func(found []instance, id string) []instance) (any, error) {
 	q := r.URL.Query()
 	ids, err := parseIDs(q, idsParam)
 	if err != nil {
@@ -187,9 +186,9 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(id
 	if err != nil {
 		return nil, err
 	}
-	var found []instance
+	found := make([]instance, 0, 64)
 	for _, id := range unique(ids) {
-		found = append(found, gather(id)...)
+		found = gather(found, id)
 	}
 	pg, joinErr := s.pageContainers(s.newNodeView(r.Context()), found, q.Get("key"), p)
 	if joinErr != nil {
@@ -198,10 +197,10 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(id
 	return pg, nil
 }
 
-// instancesOf lists the instances of services, only those on node when it
-// is given. Nodes and reports are joined later, for the page alone.
-func instancesOf(services []*edgev1alpha1.EdgeService, node *edgev1alpha1.EdgeNode) []instance {
-	var out []instance
+// appendInstances appends the instances of services to out, only those on
+// node when it is given. Nodes and reports are joined later, for the page
+// alone.
+func appendInstances(out []instance, services []*edgev1alpha1.EdgeService, node *edgev1alpha1.EdgeNode) []instance {
 	for _, svc := range services {
 		for j := range svc.Status.Containers {
 			if node != nil && svc.Status.Containers[j].NodeName != node.Name {
@@ -229,12 +228,12 @@ func (s *Server) pageContainers(v *nodeView, found []instance, key string, p pag
 		}
 		found = kept
 	}
-	sort.Slice(found, func(i, j int) bool {
-		a, b := found[i].inst, found[j].inst
-		if !a.TaskCreatedTime.Equal(&b.TaskCreatedTime) {
-			return b.TaskCreatedTime.Before(&a.TaskCreatedTime)
+	slices.SortFunc(found, func(x, y instance) int {
+		a, b := x.inst, y.inst
+		if c := b.TaskCreatedTime.Time.Compare(a.TaskCreatedTime.Time); c != 0 {
+			return c
 		}
-		return a.TaskID < b.TaskID
+		return strings.Compare(a.TaskID, b.TaskID)
 	})
 	pg := paginate(found, p)
 	out := &containerPage{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
