@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,11 +35,12 @@ import (
 const FieldOwner = "edgeplane-controller"
 
 // setCondition sets a condition on a copy of conds and returns it; the
-// transition time moves only when the status does.
-func setCondition(conds []metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) []metav1.Condition {
+// transition time moves, to now, only when the status does.
+func setCondition(conds []metav1.Condition, now time.Time, generation int64, typ string, status metav1.ConditionStatus, reason, message string) []metav1.Condition {
 	out := append([]metav1.Condition(nil), conds...)
 	meta.SetStatusCondition(&out, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
 	})
 	return out
 }
@@ -61,7 +63,7 @@ const (
 // is True when nothing is in progress and nothing failed, else False with
 // the failure's reason (first) or the progress'; Stalled mirrors the
 // failure and Reconciling the progress.
-func summarize(conds []metav1.Condition, gen int64, failed, progressing *problem) []metav1.Condition {
+func summarize(conds []metav1.Condition, now time.Time, gen int64, failed, progressing *problem) []metav1.Condition {
 	ready := problem{reasonReady, "Nothing is in progress and nothing failed."}
 	switch {
 	case failed != nil:
@@ -73,9 +75,9 @@ func summarize(conds []metav1.Condition, gen int64, failed, progressing *problem
 	if failed != nil || progressing != nil {
 		status = metav1.ConditionFalse
 	}
-	out := setCondition(conds, gen, edgev1alpha1.ConditionReady, status, ready.reason, ready.message)
-	out = setAbnormal(out, gen, conditionStalled, failed)
-	out = setAbnormal(out, gen, conditionReconciling, progressing)
+	out := setCondition(conds, now, gen, edgev1alpha1.ConditionReady, status, ready.reason, ready.message)
+	out = setAbnormal(out, now, gen, conditionStalled, failed)
+	out = setAbnormal(out, now, gen, conditionReconciling, progressing)
 	// kstatus goes by the first of the two it finds True: Stalled comes
 	// first, so that a failure reads Failed while other instances still
 	// deploy, whichever condition was added last.
@@ -89,13 +91,13 @@ func summarize(conds []metav1.Condition, gen int64, failed, progressing *problem
 // setAbnormal sets an abnormal-true condition: True with the problem, or
 // absent when there is none, as Flux does. kstatus reads absent as False;
 // every status write carries one condition less of each.
-func setAbnormal(conds []metav1.Condition, gen int64, typ string, p *problem) []metav1.Condition {
+func setAbnormal(conds []metav1.Condition, now time.Time, gen int64, typ string, p *problem) []metav1.Condition {
 	if p == nil {
 		out := append([]metav1.Condition(nil), conds...)
 		meta.RemoveStatusCondition(&out, typ)
 		return out
 	}
-	return setCondition(conds, gen, typ, metav1.ConditionTrue, p.reason, p.message)
+	return setCondition(conds, now, gen, typ, metav1.ConditionTrue, p.reason, p.message)
 }
 
 // Bounds on what the controllers write, so that a status or an event is

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,7 +45,7 @@ func TestSummarize(t *testing.T) {
 		{"a failure", failed, nil, want{metav1.ConditionFalse, "DeployFailed", true, false}},
 		{"a failure while others still deploy: the failure is the reason", failed, progressing, want{metav1.ConditionFalse, "DeployFailed", true, true}},
 	} {
-		conds := summarize(nil, 7, tc.failed, tc.progressing)
+		conds := summarize(nil, t0, 7, tc.failed, tc.progressing)
 		ready := meta.FindStatusCondition(conds, "Ready")
 		if ready == nil || ready.Status != tc.want.status || ready.Reason != tc.want.reason || ready.ObservedGeneration != 7 {
 			t.Errorf("%s: Ready = %+v, want %s %s", tc.name, ready, tc.want.status, tc.want.reason)
@@ -58,24 +59,31 @@ func TestSummarize(t *testing.T) {
 	}
 	// A failure while a rollout goes on: Stalled comes before Reconciling,
 	// the order kstatus reads them in, even when Stalled was added last.
-	both := summarize(summarize(nil, 1, nil, progressing), 2, failed, progressing)
+	both := summarize(summarize(nil, t0, 1, nil, progressing), t0, 2, failed, progressing)
 	stalled := slices.IndexFunc(both, func(c metav1.Condition) bool { return c.Type == "Stalled" })
 	reconciling := slices.IndexFunc(both, func(c metav1.Condition) bool { return c.Type == "Reconciling" })
 	if stalled < 0 || reconciling < stalled {
 		t.Errorf("Stalled at %d, Reconciling at %d: want Stalled first", stalled, reconciling)
 	}
 	// A recovery removes them.
-	recovered := summarize(summarize(nil, 1, failed, progressing), 2, nil, nil)
+	recovered := summarize(summarize(nil, t0, 1, failed, progressing), t0, 2, nil, nil)
 	if len(recovered) != 1 || recovered[0].Type != "Ready" || recovered[0].Status != metav1.ConditionTrue {
 		t.Errorf("after recovery: %+v, want Ready True alone", recovered)
 	}
-	// The transition time moves only when the status does.
-	before := summarize(nil, 1, nil, progressing)
-	after := summarize(before, 2, nil, &problem{"Deploying", "2 instances are being deployed"})
-	if !meta.FindStatusCondition(after, "Ready").LastTransitionTime.Equal(&meta.FindStatusCondition(before, "Ready").LastTransitionTime) {
-		t.Error("Ready's transition time moved though its status did not")
+	// The transition time is the clock's, and moves only when the status does.
+	before := summarize(nil, t0, 1, nil, progressing)
+	after := summarize(before, t0.Add(time.Minute), 2, nil, &problem{"Deploying", "2 instances are being deployed"})
+	if got := meta.FindStatusCondition(after, "Ready").LastTransitionTime.Time; !got.Equal(t0) {
+		t.Errorf("Ready's transition time = %v, want %v: its status did not change", got, t0)
+	}
+	done := summarize(after, t0.Add(2*time.Minute), 3, nil, nil)
+	if got := meta.FindStatusCondition(done, "Ready").LastTransitionTime.Time; !got.Equal(t0.Add(2 * time.Minute)) {
+		t.Errorf("Ready's transition time = %v, want the time it turned True", got)
 	}
 }
+
+// t0 is the fake clock's time in the condition tests.
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func TestCaps(t *testing.T) {
 	long := strings.Repeat("é", 600) // 1,200 bytes, two per rune

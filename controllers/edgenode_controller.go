@@ -100,7 +100,7 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if state == edgev1alpha1.NodeOffline {
 		readyStatus = metav1.ConditionUnknown
 	}
-	want.Conditions = setCondition(want.Conditions, node.Generation, edgev1alpha1.ConditionReady, readyStatus, reason, message)
+	want.Conditions = setCondition(want.Conditions, r.Clock.Now(), node.Generation, edgev1alpha1.ConditionReady, readyStatus, reason, message)
 
 	if !equality.Semantic.DeepEqual(want, &node.Status) {
 		if err := r.applyStatus(ctx, node, want); err != nil {

@@ -100,11 +100,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 
-	want := svc.Status.DeepCopy()
-	want.ObservedGeneration = svc.Generation
-	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
-	want.Containers = r.follow(svc, p.instances, nodes, current.Spec.Revision)
-	r.setServiceConditions(svc, want, p)
+	want := desiredStatus(svc, p, nodes, current, now)
 
 	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
 		return ctrl.Result{}, err
@@ -181,9 +177,21 @@ func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.Service
 	return nil
 }
 
+// desiredStatus is the service's status from its placement, the agents'
+// reports on its nodes and its current record, at now: a pure function of
+// them, written in one patch when it differs from the status.
+func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, now time.Time) *edgev1alpha1.EdgeServiceStatus {
+	want := svc.Status.DeepCopy()
+	want.ObservedGeneration = svc.Generation
+	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
+	want.Containers = follow(svc, p.instances, nodes, current.Spec.Revision)
+	setServiceConditions(svc, want, p, now)
+	return want
+}
+
 // follow moves each instance to the current revision and reads its
 // deployment status from the agent's report.
-func (r *EdgeServiceReconciler) follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
+func follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
 	out := make([]edgev1alpha1.ServiceInstance, 0, len(instances))
 	for _, inst := range instances {
 		if inst.Revision != rev {
@@ -216,7 +224,7 @@ func (r *EdgeServiceReconciler) follow(svc *edgev1alpha1.EdgeService, instances 
 
 // setServiceConditions derives replicas and the Available, Progressing and
 // Degraded conditions.
-func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement) {
+func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement, now time.Time) {
 	st.Replicas, st.ReadyReplicas = p.desired, 0
 	deploying := 0
 	var failed []string
@@ -238,32 +246,32 @@ func (r *EdgeServiceReconciler) setServiceConditions(svc *edgev1alpha1.EdgeServi
 	gen := svc.Generation
 	switch {
 	case st.Replicas == 0:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonNoInstances, "The service has no instances to run.")
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonNoInstances, "The service has no instances to run.")
 	case st.ReadyReplicas >= st.Replicas:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionTrue, edgev1alpha1.ReasonAllInstancesReady,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionTrue, edgev1alpha1.ReasonAllInstancesReady,
 			fmt.Sprintf("All %d instances run revision %d.", st.Replicas, st.Revision))
 	default:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonInstancesNotReady,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonInstancesNotReady,
 			fmt.Sprintf("%d of %d instances run revision %d.", st.ReadyReplicas, st.Replicas, st.Revision))
 	}
 	if deploying > 0 {
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying,
 			fmt.Sprintf("%d instances are being deployed at revision %d.", deploying, st.Revision))
 	} else {
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete,
 			fmt.Sprintf("No instance is being deployed; revision %d is current.", st.Revision))
 	}
 	switch {
 	case len(p.problems) > 0:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonPlacementFailed,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonPlacementFailed,
 			"Cannot place every instance: "+capList(p.problems)+".")
 	case len(failed) > 0:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonDeployFailed,
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonDeployFailed,
 			"Deployment failed for "+capList(failed))
 	default:
-		st.Conditions = setCondition(st.Conditions, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected, "Every instance is placed and none failed.")
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected, "Every instance is placed and none failed.")
 	}
-	st.Conditions = summarize(st.Conditions, gen, serviceFailure(st.Conditions), serviceProgress(st.Conditions))
+	st.Conditions = summarize(st.Conditions, now, gen, serviceFailure(st.Conditions), serviceProgress(st.Conditions))
 }
 
 // serviceFailure is what makes a service Stalled: Degraded.

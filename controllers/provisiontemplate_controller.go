@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -50,6 +51,7 @@ import (
 type ProvisionTemplateReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
+	Clock    clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=provisiontemplates,verbs=get;list;watch;patch
@@ -107,13 +109,13 @@ func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev
 			parentStatus, reason, message = metav1.ConditionFalse, edgev1alpha1.ReasonParentMissing, fmt.Sprintf("No folder %s exists in this namespace.", pt.Spec.Path)
 		}
 	}
-	want.Conditions = setCondition(want.Conditions, pt.Generation, edgev1alpha1.ConditionParentReady, parentStatus, reason, message)
+	want.Conditions = setCondition(want.Conditions, r.Clock.Now(), pt.Generation, edgev1alpha1.ConditionParentReady, parentStatus, reason, message)
 	if pt.DeletionTimestamp != nil && children > 0 {
 		if meta.FindStatusCondition(pt.Status.Conditions, conditionDeleting) == nil {
 			r.Recorder.Eventf(pt, nil, corev1.EventTypeNormal, edgev1alpha1.ReasonChildrenRemain, "Delete",
 				"The folder is deleted once its %d entries are gone", children)
 		}
-		want.Conditions = setCondition(want.Conditions, pt.Generation, conditionDeleting, metav1.ConditionTrue, edgev1alpha1.ReasonChildrenRemain,
+		want.Conditions = setCondition(want.Conditions, r.Clock.Now(), pt.Generation, conditionDeleting, metav1.ConditionTrue, edgev1alpha1.ReasonChildrenRemain,
 			fmt.Sprintf("The folder is deleted once its %d entries are gone.", children))
 	}
 	var progressing *problem
@@ -122,7 +124,7 @@ func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev
 	} else if c := meta.FindStatusCondition(want.Conditions, conditionDeleting); c != nil && c.Status == metav1.ConditionTrue {
 		progressing = &problem{c.Reason, c.Message}
 	}
-	want.Conditions = summarize(want.Conditions, pt.Generation, nil, progressing)
+	want.Conditions = summarize(want.Conditions, r.Clock.Now(), pt.Generation, nil, progressing)
 	if equality.Semantic.DeepEqual(want, &pt.Status) {
 		return nil
 	}

@@ -101,5 +101,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	return (&ProvisionTemplateReconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("provisiontemplate-controller"),
+		Clock:    o.Clock,
 	}).SetupWithManager(mgr, opts)
 }

@@ -57,7 +57,7 @@ func TestFollow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{}
 			svc.Spec.Action = tc.action
-			out := (&EdgeServiceReconciler{}).follow(svc, []edgev1alpha1.ServiceInstance{inst}, tc.nodes, tc.rev)
+			out := follow(svc, []edgev1alpha1.ServiceInstance{inst}, tc.nodes, tc.rev)
 			got := fmt.Sprintf("%d/%d/%s/%s", out[0].Revision, out[0].DeployNum, out[0].DeployStatus, out[0].FailedMessage)
 			if got != tc.want {
 				t.Fatalf("revision/deployNum/status/message = %s, want %s", got, tc.want)
@@ -92,7 +92,7 @@ func TestServiceConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
 			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2, Containers: tc.instances}
-			(&EdgeServiceReconciler{}).setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems})
+			setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems}, t0)
 			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
 			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
 				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
@@ -103,6 +103,55 @@ func TestServiceConditions(t *testing.T) {
 				t.Fatalf("deployedRevision = %d, want %d", st.DeployedRevision, tc.deployed)
 			}
 		})
+	}
+}
+
+// A whole status at fake times, from a placement, the nodes' reports and
+// the current record: a rollout of revision 2 that completes.
+func TestDesiredStatus(t *testing.T) {
+	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 5}}
+	svc.Status = edgev1alpha1.EdgeServiceStatus{ObservedGeneration: 4, Revision: 1, DeployedRevision: 1, CurrentRecord: "web-1"}
+	insts := []edgev1alpha1.ServiceInstance{
+		{TaskID: "a", Name: "web-a", NodeName: "n1", Revision: 1, DeployNum: 1, DeployStatus: edgev1alpha1.DeploySuccess},
+		{TaskID: "b", Name: "web-b", NodeName: "n2", Revision: 1, DeployNum: 1, DeployStatus: edgev1alpha1.DeploySuccess},
+	}
+	current := &edgev1alpha1.DeployRecord{ObjectMeta: metav1.ObjectMeta{Name: "web-2"}, Spec: edgev1alpha1.DeployRecordSpec{Revision: 2}}
+	nodesAt := func(rev int64) map[string]*edgev1alpha1.EdgeNode {
+		out := map[string]*edgev1alpha1.EdgeNode{}
+		for _, i := range insts {
+			n := &edgev1alpha1.EdgeNode{}
+			n.Status.Containers = []edgev1alpha1.ObservedContainer{{Name: i.Name, TaskID: i.TaskID, Revision: rev, State: edgev1alpha1.ContainerRunning}}
+			out[i.NodeName] = n
+		}
+		return out
+	}
+	p := placement{instances: insts, desired: 2}
+
+	// The spec changed at t0: the new revision goes out, nothing runs it yet.
+	rolling := desiredStatus(svc, p, nodesAt(1), current, t0)
+	if rolling.ObservedGeneration != 5 || rolling.Revision != 2 || rolling.CurrentRecord != "web-2" || rolling.ReadyReplicas != 0 || rolling.DeployedRevision != 1 {
+		t.Fatalf("rolling out: %+v", rolling)
+	}
+	if c := meta.FindStatusCondition(rolling.Conditions, edgev1alpha1.ConditionProgressing); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("rolling out: Progressing = %+v, want True since %v", c, t0)
+	}
+
+	// A minute later both agents report revision 2 running.
+	svc.Status = *rolling
+	p.instances = rolling.Containers
+	done := desiredStatus(svc, p, nodesAt(2), current, t0.Add(time.Minute))
+	if done.ReadyReplicas != 2 || done.DeployedRevision != 2 || done.Containers[0].DeployNum != 2 {
+		t.Fatalf("rolled out: %+v", done)
+	}
+	if c := meta.FindStatusCondition(done.Conditions, edgev1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("rolled out: Ready = %+v, want True since %v", c, t0.Add(time.Minute))
+	}
+	if meta.FindStatusCondition(done.Conditions, "Reconciling") != nil {
+		t.Fatal("rolled out: Reconciling is still there")
+	}
+	// The input is left as it was: the function only computes.
+	if svc.Status.ReadyReplicas != 0 {
+		t.Fatal("desiredStatus changed the service it was given")
 	}
 }
 
