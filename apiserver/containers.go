@@ -17,13 +17,10 @@ limitations under the License.
 package apiserver
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/imageref"
@@ -78,32 +75,25 @@ type instance struct {
 	obs  *edgev1alpha1.ObservedContainer
 }
 
-// nodeView looks nodes up by name in the cache once per request, with an
-// index of each node's reported containers by task id.
+// nodeView looks nodes up by name, from the facade's node index, once per
+// request.
 type nodeView struct {
-	ctx    context.Context
-	reader client.Reader
-	nodes  map[string]*edgev1alpha1.EdgeNode
+	nodes map[string]*edgev1alpha1.EdgeNode
+	index *objectIndex[*edgev1alpha1.EdgeNode]
 }
 
-func (s *Server) newNodeView(ctx context.Context) *nodeView {
-	return &nodeView{ctx: ctx, reader: s.cache, nodes: map[string]*edgev1alpha1.EdgeNode{}}
+func (s *Server) newNodeView() *nodeView {
+	return &nodeView{index: s.nodesByUID, nodes: map[string]*edgev1alpha1.EdgeNode{}}
 }
 
-func (v *nodeView) get(name string) (*edgev1alpha1.EdgeNode, error) {
-	if n, ok := v.nodes[name]; ok {
-		return n, nil
+// get returns the node of that name; nil when there is none.
+func (v *nodeView) get(name string) *edgev1alpha1.EdgeNode {
+	n, ok := v.nodes[name]
+	if !ok {
+		n, _ = v.index.object("", name)
+		v.nodes[name] = n
 	}
-	n := &edgev1alpha1.EdgeNode{}
-	if err := v.reader.Get(v.ctx, client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
-		if client.IgnoreNotFound(err) != nil {
-			return nil, err
-		}
-		v.nodes[name] = nil
-		return nil, nil
-	}
-	v.nodes[name] = n
-	return n, nil
+	return n
 }
 
 // observedTask finds what a node's agent reports for a task: a scan of the
@@ -122,16 +112,11 @@ func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.Observe
 
 // join completes an instance with its node, unless known already, and
 // what the node reports of it.
-func (v *nodeView) join(in *instance) error {
+func (v *nodeView) join(in *instance) {
 	if in.node == nil {
-		n, err := v.get(in.inst.NodeName)
-		if err != nil {
-			return err
-		}
-		in.node = n
+		in.node = v.get(in.inst.NodeName)
 	}
 	in.obs = observedTask(in.node, in.inst.TaskID)
-	return nil
 }
 
 // getContainer serves GET /api/v1/container/{id}, id being the taskId.
@@ -141,15 +126,13 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 	if err := s.lookup(r.Context(), services, index.ServiceByTaskID, id, true); err != nil {
 		return nil, err
 	}
-	v := s.newNodeView(r.Context())
+	v := s.newNodeView()
 	for i := range services.Items {
 		svc := &services.Items[i]
 		for j := range svc.Status.Containers {
 			if svc.Status.Containers[j].TaskID == id {
 				in := instance{svc: svc, inst: &svc.Status.Containers[j]}
-				if err := v.join(&in); err != nil {
-					return nil, fromKube(err)
-				}
+				v.join(&in)
 				return s.container(in, s.opts.Clock.Now()), nil
 			}
 		}
@@ -190,11 +173,7 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(fo
 	for _, id := range unique(ids) {
 		found = gather(found, id)
 	}
-	pg, joinErr := s.pageContainers(s.newNodeView(r.Context()), found, q.Get("key"), p)
-	if joinErr != nil {
-		return nil, fromKube(joinErr)
-	}
-	return pg, nil
+	return s.pageContainers(s.newNodeView(), found, q.Get("key"), p), nil
 }
 
 // appendInstances appends the instances of services to out, only those on
@@ -215,13 +194,11 @@ func appendInstances(out []instance, services []*edgev1alpha1.EdgeService, node 
 // pageContainers filters instances by key, orders them newest task first
 // and renders one page. Only a key needs every instance joined with its
 // node's report; otherwise the page's instances alone are.
-func (s *Server) pageContainers(v *nodeView, found []instance, key string, p page) (*containerPage, error) {
+func (s *Server) pageContainers(v *nodeView, found []instance, key string, p page) *containerPage {
 	if key != "" {
 		kept := found[:0]
 		for _, in := range found {
-			if err := v.join(&in); err != nil {
-				return nil, err
-			}
+			v.join(&in)
 			if matchesKey(in, key) {
 				kept = append(kept, in)
 			}
@@ -239,12 +216,10 @@ func (s *Server) pageContainers(v *nodeView, found []instance, key string, p pag
 	out := &containerPage{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
 	now := s.opts.Clock.Now()
 	for _, in := range pg.List {
-		if err := v.join(&in); err != nil {
-			return nil, err
-		}
+		v.join(&in)
 		out.List = append(out.List, s.container(in, now))
 	}
-	return out, nil
+	return out
 }
 
 // matchesKey matches key as a case-insensitive substring of the node,

@@ -51,6 +51,21 @@ func (x *objectIndex[T]) get(key string) []T {
 	return out
 }
 
+// object returns the indexed object of that namespace and name, if it has
+// any key.
+func (x *objectIndex[T]) object(namespace, name string) (T, bool) {
+	id := namespace + "/" + name
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for _, k := range x.keyed[id] {
+		if o, ok := x.byKey[k][id]; ok {
+			return o, true
+		}
+	}
+	var none T
+	return none, false
+}
+
 func (x *objectIndex[T]) set(o T) {
 	id := o.GetNamespace() + "/" + o.GetName()
 	keys := x.keys(o)

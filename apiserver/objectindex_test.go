@@ -67,10 +67,20 @@ func TestObjectIndex(t *testing.T) {
 	if got := x.get("n3"); len(got) != 1 || got[0] != moved {
 		t.Fatalf("n3 = %v, want the updated object itself", got)
 	}
+	// By name: the newest object, and nothing for another namespace.
+	if got, ok := x.object("ns", "a"); !ok || got != moved {
+		t.Fatalf("object(ns, a) = %v, %v; want the updated object", got, ok)
+	}
+	if _, ok := x.object("other", "a"); ok {
+		t.Fatal("object(other, a) found a service of namespace ns")
+	}
 	// A delete seen only as a final state unknown still removes.
 	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/b", Obj: svc("b", "n1")})
 	if got := names("n1"); len(got) != 0 {
 		t.Fatalf("n1 after the delete = %v", got)
+	}
+	if _, ok := x.object("ns", "b"); ok {
+		t.Fatal("object(ns, b) found a deleted service")
 	}
 	if len(x.byKey) != 1 || len(x.keyed) != 1 {
 		t.Fatalf("the index keeps %d keys and %d objects, want 1 and 1", len(x.byKey), len(x.keyed))
