@@ -75,27 +75,6 @@ type instance struct {
 	obs  *edgev1alpha1.ObservedContainer
 }
 
-// nodeView looks nodes up by name, from the facade's node index, once per
-// request.
-type nodeView struct {
-	nodes map[string]*edgev1alpha1.EdgeNode
-	index *objectIndex[*edgev1alpha1.EdgeNode]
-}
-
-func (s *Server) newNodeView() *nodeView {
-	return &nodeView{index: s.nodesByUID, nodes: map[string]*edgev1alpha1.EdgeNode{}}
-}
-
-// get returns the node of that name; nil when there is none.
-func (v *nodeView) get(name string) *edgev1alpha1.EdgeNode {
-	n, ok := v.nodes[name]
-	if !ok {
-		n, _ = v.index.object("", name)
-		v.nodes[name] = n
-	}
-	return n
-}
-
 // observedTask finds what a node's agent reports for a task: a scan of the
 // node's few containers costs less than a map of them per request.
 func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.ObservedContainer {
@@ -110,11 +89,11 @@ func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.Observe
 	return nil
 }
 
-// join completes an instance with its node, unless known already, and
-// what the node reports of it.
-func (v *nodeView) join(in *instance) {
+// join completes an instance with its node (from the facade's node index,
+// unless known already; nil when gone) and what the node reports of it.
+func (s *Server) join(in *instance) {
 	if in.node == nil {
-		in.node = v.get(in.inst.NodeName)
+		in.node, _ = s.nodesByUID.object("", in.inst.NodeName)
 	}
 	in.obs = observedTask(in.node, in.inst.TaskID)
 }
@@ -126,13 +105,12 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 	if err := s.lookup(r.Context(), services, index.ServiceByTaskID, id, true); err != nil {
 		return nil, err
 	}
-	v := s.newNodeView()
 	for i := range services.Items {
 		svc := &services.Items[i]
 		for j := range svc.Status.Containers {
 			if svc.Status.Containers[j].TaskID == id {
 				in := instance{svc: svc, inst: &svc.Status.Containers[j]}
-				v.join(&in)
+				s.join(&in)
 				return s.container(in, s.opts.Clock.Now()), nil
 			}
 		}
@@ -173,7 +151,7 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(fo
 	for _, id := range unique(ids) {
 		found = gather(found, id)
 	}
-	return s.pageContainers(s.newNodeView(), found, q.Get("key"), p), nil
+	return s.pageContainers(found, q.Get("key"), p), nil
 }
 
 // appendInstances appends the instances of services to out, only those on
@@ -194,11 +172,11 @@ func appendInstances(out []instance, services []*edgev1alpha1.EdgeService, node 
 // pageContainers filters instances by key, orders them newest task first
 // and renders one page. Only a key needs every instance joined with its
 // node's report; otherwise the page's instances alone are.
-func (s *Server) pageContainers(v *nodeView, found []instance, key string, p page) *containerPage {
+func (s *Server) pageContainers(found []instance, key string, p page) *containerPage {
 	if key != "" {
 		kept := found[:0]
 		for _, in := range found {
-			v.join(&in)
+			s.join(&in)
 			if matchesKey(in, key) {
 				kept = append(kept, in)
 			}
@@ -216,7 +194,7 @@ func (s *Server) pageContainers(v *nodeView, found []instance, key string, p pag
 	out := &containerPage{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
 	now := s.opts.Clock.Now()
 	for _, in := range pg.List {
-		v.join(&in)
+		s.join(&in)
 		out.List = append(out.List, s.container(in, now))
 	}
 	return out

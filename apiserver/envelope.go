@@ -97,7 +97,6 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// writeJSON writes an envelope.
 // bodies are response buffers reused across requests.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 

@@ -149,10 +149,6 @@ func objectSizes(ctx context.Context, c client.Client) string {
 		}
 		whole, _ := json.Marshal(u.Object)
 		managed, _ := json.Marshal(u.GetManagedFields())
-		if dump := os.Getenv("SCALE_DUMP"); dump != "" {
-			pretty, _ := json.MarshalIndent(u.Object, "", " ")
-			_ = os.WriteFile(filepath.Join(dump, o.kind+".json"), pretty, 0o644)
-		}
 		fmt.Fprintf(&b, "\n  %-14s %6d  (%d)", o.kind, len(whole), len(managed))
 	}
 	return b.String()
