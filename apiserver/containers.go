@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/imageref"
 	"github.com/edgeplane/edgeplane/internal/index"
@@ -30,37 +32,40 @@ import (
 // container is the contract's Container: a service instance joined with
 // what the agent of its node reports about it.
 type container struct {
-	ID              string   `json:"id"`
-	TaskID          string   `json:"taskId"`
-	Name            string   `json:"name"`
-	Status          *string  `json:"status"`
-	Uptime          int64    `json:"uptime"`
-	StartedTime     *string  `json:"startedTime"`
-	CreatedTime     *string  `json:"createdTime"`
-	TaskCreatedTime int64    `json:"taskCreatedTime"`
-	DeployStatus    string   `json:"deployStatus"`
-	FailedMessage   *string  `json:"failedMessage"`
-	RestartCnt      int32    `json:"restartCnt"`
-	DeployNum       int32    `json:"deployNum"`
-	CPUUsage        cpuUsage `json:"cpuUsage"`
-	MemoryLimit     int64    `json:"memoryLimit"`
-	MemoryUsage     int64    `json:"memoryUsage"`
-	MemoryMaxUsage  int64    `json:"memoryMaxUsage"`
-	SizeUsage       int64    `json:"sizeUsage"`
-	SizeLimit       int64    `json:"sizeLimit"`
-	ServiceID       string   `json:"serviceId"`
-	ServiceName     string   `json:"serviceName"`
-	NodeID          string   `json:"nodeId"`
-	Address         string   `json:"address"`
-	NodeName        string   `json:"nodeName"`
-	NodeArch        string   `json:"nodeArch"`
-	ImageID         string   `json:"imageId"`
-	ImageName       string   `json:"imageName"`
-	ImageVersion    string   `json:"imageVersion"`
-	ImageOS         string   `json:"imageOS"`
-	ImageArch       string   `json:"imageArch"`
+	ID     string  `json:"id"`
+	TaskID string  `json:"taskId"`
+	Name   string  `json:"name"`
+	Status *string `json:"status"`
+	Uptime int64   `json:"uptime"`
+	// Times point into the cached objects: they are written as RFC 3339
+	// in UTC, and null when unset or zero.
+	StartedTime     *metav1.Time `json:"startedTime"`
+	CreatedTime     *metav1.Time `json:"createdTime"`
+	TaskCreatedTime int64        `json:"taskCreatedTime"`
+	DeployStatus    string       `json:"deployStatus"`
+	FailedMessage   *string      `json:"failedMessage"`
+	RestartCnt      int32        `json:"restartCnt"`
+	DeployNum       int32        `json:"deployNum"`
+	CPUUsage        cpuUsage     `json:"cpuUsage"`
+	MemoryLimit     int64        `json:"memoryLimit"`
+	MemoryUsage     int64        `json:"memoryUsage"`
+	MemoryMaxUsage  int64        `json:"memoryMaxUsage"`
+	SizeUsage       int64        `json:"sizeUsage"`
+	SizeLimit       int64        `json:"sizeLimit"`
+	ServiceID       string       `json:"serviceId"`
+	ServiceName     string       `json:"serviceName"`
+	NodeID          string       `json:"nodeId"`
+	Address         string       `json:"address"`
+	NodeName        string       `json:"nodeName"`
+	NodeArch        string       `json:"nodeArch"`
+	ImageID         string       `json:"imageId"`
+	ImageName       string       `json:"imageName"`
+	ImageVersion    string       `json:"imageVersion"`
+	ImageOS         string       `json:"imageOS"`
+	ImageArch       string       `json:"imageArch"`
 }
 
+// cpuUsage's Cores alias the node's report: nothing writes them.
 type cpuUsage struct {
 	Total float64   `json:"total"`
 	Cores []float64 `json:"cores"`
@@ -111,7 +116,8 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 			if svc.Status.Containers[j].TaskID == id {
 				in := instance{svc: svc, inst: &svc.Status.Containers[j]}
 				s.join(&in)
-				return s.container(in, s.opts.Clock.Now()), nil
+				c := toContainer(in, s.opts.Clock.Now())
+				return &c, nil
 			}
 		}
 	}
@@ -120,24 +126,24 @@ func (s *Server) getContainer(r *http.Request) (any, error) {
 
 // listContainersOfServices serves GET /api/v1/container/service.
 func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
-	return s.listContainers(r, "serviceIds", func(found []instance, id string) []instance {
-		return appendInstances(found, s.servicesByUID.get(id), nil)
+	return s.listContainers(r, "serviceIds", func(lists [][]instance, id string) [][]instance {
+		return append(lists, s.instances.ofService(id))
 	})
 }
 
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
-	return s.listContainers(r, "nodeIds", func(found []instance, id string) []instance {
+	return s.listContainers(r, "nodeIds", func(lists [][]instance, id string) [][]instance {
 		for _, n := range s.nodesByUID.get(id) {
-			found = appendInstances(found, s.servicesByNode.get(n.Name), n)
+			lists = append(lists, s.instances.onNode(n.Name))
 		}
-		return found
+		return lists
 	})
 }
 
-// listContainers reads the ids and paging of a container list, gathers the
-// instances of each id and renders the page.
-func (s *Server) listContainers(r *http.Request, idsParam string, gather func(found []instance, id string) []instance) (any, error) {
+// listContainers reads the ids and paging of a container list, gathers
+// the ordered instances of each id and renders the page.
+func (s *Server) listContainers(r *http.Request, idsParam string, gather func(lists [][]instance, id string) [][]instance) (any, error) {
 	q := r.URL.Query()
 	ids, err := parseIDs(q, idsParam)
 	if err != nil {
@@ -147,57 +153,49 @@ func (s *Server) listContainers(r *http.Request, idsParam string, gather func(fo
 	if err != nil {
 		return nil, err
 	}
-	found := make([]instance, 0, 64)
-	for _, id := range unique(ids) {
-		found = gather(found, id)
+	slices.Sort(ids) // an id given twice counts once
+	lists := make([][]instance, 0, len(ids))
+	for _, id := range slices.Compact(ids) {
+		lists = gather(lists, id)
 	}
-	return s.pageContainers(found, q.Get("key"), p), nil
+	return s.pageContainers(lists, q.Get("key"), p), nil
 }
 
-// appendInstances appends the instances of services to out, only those on
-// node when it is given. Nodes and reports are joined later, for the page
-// alone.
-func appendInstances(out []instance, services []*edgev1alpha1.EdgeService, node *edgev1alpha1.EdgeNode) []instance {
-	for _, svc := range services {
-		for j := range svc.Status.Containers {
-			if node != nil && svc.Status.Containers[j].NodeName != node.Name {
-				continue
-			}
-			out = append(out, instance{svc: svc, inst: &svc.Status.Containers[j], node: node})
-		}
-	}
-	return out
-}
-
-// pageContainers filters instances by key, orders them newest task first
-// and renders one page. Only a key needs every instance joined with its
-// node's report; otherwise the page's instances alone are.
-func (s *Server) pageContainers(found []instance, key string, p page) *containerPage {
+// pageContainers renders one page of the instances of lists, each in
+// order, merged only up to the page's end. A key must see every instance
+// joined with its node's report; otherwise the page's instances alone are.
+func (s *Server) pageContainers(lists [][]instance, key string, p page) *containerPage {
+	var pg pageOf[instance]
 	if key != "" {
-		kept := found[:0]
-		for _, in := range found {
-			s.join(&in)
-			if matchesKey(in, key) {
-				kept = append(kept, in)
+		var matched []instance
+		for in := range merged(lists) {
+			if s.join(&in); matchesKey(in, key) {
+				matched = append(matched, in)
 			}
 		}
-		found = kept
-	}
-	slices.SortFunc(found, func(x, y instance) int {
-		a, b := x.inst, y.inst
-		if c := b.TaskCreatedTime.Time.Compare(a.TaskCreatedTime.Time); c != 0 {
-			return c
+		pg = paginate(matched, p)
+	} else {
+		pg = pageOf[instance]{PageNum: p.num, PageSize: p.size}
+		for _, l := range lists {
+			pg.Total += len(l)
 		}
-		return strings.Compare(a.TaskID, b.TaskID)
-	})
-	pg := paginate(found, p)
-	out := &containerPage{List: make([]container, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
-	now := s.opts.Clock.Now()
-	for _, in := range pg.List {
-		s.join(&in)
-		out.List = append(out.List, s.container(in, now))
+		start, end := p.bounds(pg.Total)
+		pg.List = make([]instance, 0, end-start)
+		i := 0
+		for in := range merged(lists) {
+			if i >= end {
+				break
+			}
+			if i >= start {
+				pg.List = append(pg.List, in)
+			}
+			i++
+		}
 	}
-	return out
+	for i := range pg.List {
+		s.join(&pg.List[i])
+	}
+	return &containerPage{page: pg, now: s.opts.Clock.Now()}
 }
 
 // matchesKey matches key as a case-insensitive substring of the node,
@@ -215,26 +213,15 @@ func matchesKey(in instance, key string) bool {
 	return in.obs != nil && strings.EqualFold(string(in.obs.State), key)
 }
 
-func unique(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// container renders the contract's Container.
-func (s *Server) container(in instance, now time.Time) container {
+// toContainer renders the contract's Container. It copies nothing: the
+// result points into the cached objects, which nothing writes.
+func toContainer(in instance, now time.Time) container {
 	inst, obs := in.inst, in.obs
 	c := container{
 		TaskID: inst.TaskID, Name: inst.Name, NodeName: inst.NodeName,
 		TaskCreatedTime: inst.TaskCreatedTime.UnixMilli(),
 		DeployStatus:    string(inst.DeployStatus), DeployNum: inst.DeployNum,
-		CPUUsage:  cpuUsage{Cores: []float64{}},
+		CPUUsage:  cpuUsage{Cores: noCores},
 		ServiceID: string(in.svc.UID), ServiceName: in.svc.Name,
 	}
 	if c.DeployStatus == "" {
@@ -248,11 +235,10 @@ func (s *Server) container(in instance, now time.Time) container {
 	if obs != nil {
 		c.ID, c.RestartCnt, c.ImageID, c.ImageArch = obs.ID, obs.RestartCount, obs.ImageID, obs.ImageArch
 		if obs.State != "" {
-			state := string(obs.State)
-			c.Status = &state
+			c.Status = (*string)(&obs.State)
 		}
 		if obs.StartedTime != nil {
-			c.StartedTime = rfc3339(obs.StartedTime.Time)
+			c.StartedTime = obs.StartedTime
 			if obs.State == edgev1alpha1.ContainerRunning {
 				c.Uptime = max(0, int64(now.Sub(obs.StartedTime.Time)/time.Second))
 			}
@@ -262,7 +248,9 @@ func (s *Server) container(in instance, now time.Time) container {
 		}
 		if obs.CPU != nil {
 			c.CPUUsage.Total = obs.CPU.Total
-			c.CPUUsage.Cores = append(c.CPUUsage.Cores, obs.CPU.Cores...)
+			if obs.CPU.Cores != nil {
+				c.CPUUsage.Cores = obs.CPU.Cores
+			}
 		}
 		if m := obs.Memory; m != nil {
 			c.MemoryLimit, c.MemoryUsage, c.MemoryMaxUsage = m.Limit, m.Usage, m.MaxUsage
@@ -274,9 +262,7 @@ func (s *Server) container(in instance, now time.Time) container {
 			ref = obs.Image // the image the container actually runs
 		}
 	}
-	if created != nil {
-		c.CreatedTime = rfc3339(created.Time)
-	}
+	c.CreatedTime = created
 	if r, err := imageref.Parse(ref); err == nil {
 		c.ImageName, c.ImageVersion, c.ImageOS = r.Name, r.Tag, r.OS
 	} else {
@@ -292,7 +278,6 @@ func (s *Server) container(in instance, now time.Time) container {
 	return c
 }
 
-func rfc3339(t time.Time) *string {
-	s := t.UTC().Format(time.RFC3339)
-	return &s
-}
+// noCores is the cores of a container with no report: an empty list, not
+// null. Nothing appends to it.
+var noCores = []float64{}

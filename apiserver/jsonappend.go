@@ -19,7 +19,10 @@ package apiserver
 import (
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // jsonAppender is data that writes its own JSON. Container pages do: they
@@ -30,29 +33,41 @@ type jsonAppender interface {
 	appendJSON(b []byte) []byte
 }
 
-// containerPage is a page of containers.
-type containerPage pageOf[container]
+// containerPage is a page of joined instances, each rendered as a
+// Container while it is written: no list of Containers is built.
+type containerPage struct {
+	page pageOf[instance]
+	now  time.Time
+}
 
 func (p *containerPage) appendJSON(b []byte) []byte {
+	return appendPage(b, p.page.List == nil, len(p.page.List), p.page.Total, p.page.PageNum, p.page.PageSize, func(b []byte, i int) []byte {
+		c := toContainer(p.page.List[i], p.now)
+		return c.appendJSON(b)
+	})
+}
+
+// appendPage writes a page of n items, each written by item.
+func appendPage(b []byte, null bool, n, total, num, size int, item func(b []byte, i int) []byte) []byte {
 	b = append(b, `{"list":`...)
-	if p.List == nil {
+	if null {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i := range p.List {
+		for i := range n {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = p.List[i].appendJSON(b)
+			b = item(b, i)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, int64(p.Total), 10)
+	b = strconv.AppendInt(b, int64(total), 10)
 	b = append(b, `,"pageNum":`...)
-	b = strconv.AppendInt(b, int64(p.PageNum), 10)
+	b = strconv.AppendInt(b, int64(num), 10)
 	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	b = strconv.AppendInt(b, int64(size), 10)
 	return append(b, '}')
 }
 
@@ -65,13 +80,20 @@ func (c *container) appendJSON(b []byte) []byte {
 		return str(b, key, *v)
 	}
 	num := func(b []byte, key string, v int64) []byte { return strconv.AppendInt(append(b, key...), v, 10) }
+	tm := func(b []byte, key string, t *metav1.Time) []byte {
+		b = append(b, key...)
+		if t == nil || t.IsZero() {
+			return append(b, "null"...)
+		}
+		return append(t.UTC().AppendFormat(append(b, '"'), time.RFC3339), '"')
+	}
 	b = str(b, `{"id":`, c.ID)
 	b = str(b, `,"taskId":`, c.TaskID)
 	b = str(b, `,"name":`, c.Name)
 	b = ptr(b, `,"status":`, c.Status)
 	b = num(b, `,"uptime":`, c.Uptime)
-	b = ptr(b, `,"startedTime":`, c.StartedTime)
-	b = ptr(b, `,"createdTime":`, c.CreatedTime)
+	b = tm(b, `,"startedTime":`, c.StartedTime)
+	b = tm(b, `,"createdTime":`, c.CreatedTime)
 	b = num(b, `,"taskCreatedTime":`, c.TaskCreatedTime)
 	b = str(b, `,"deployStatus":`, c.DeployStatus)
 	b = ptr(b, `,"failedMessage":`, c.FailedMessage)
@@ -126,6 +148,11 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most strings are plain: skip them eight bytes at a time.
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if plain[c] {
 				i++
@@ -168,6 +195,19 @@ func appendString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(append(b, s[start:]...), '"')
+}
+
+// plain8 reports whether the 8 bytes of s are all plain ASCII, testing
+// them at once: no byte is below 0x20, from 0x80, or one of " \ < > &.
+func plain8(s string) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	// below(n) has a high bit set where a byte of w is below n; it is
+	// exact about whether there is one when no byte is from 0x80.
+	below := func(n uint64) uint64 { return (w - ones*n) & ^w & high }
+	is := func(c uint64) uint64 { x := w ^ ones*c; return (x - ones) & ^x & high }
+	return w&high|below(0x20)|is('"')|is('\\')|is('<')|is('>')|is('&') == 0
 }
 
 // appendFloat writes f as encoding/json does: the shortest form, with an

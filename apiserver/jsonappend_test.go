@@ -23,11 +23,22 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// containers is a page of Containers written the way a containerPage
+// writes its items.
+type containers pageOf[container]
+
+func (p *containers) appendJSON(b []byte) []byte {
+	return appendPage(b, p.List == nil, len(p.List), p.Total, p.PageNum, p.PageSize, func(b []byte, i int) []byte { return p.List[i].appendJSON(b) })
+}
 
 // sameAsEncodingJSON checks that a page written by hand is byte for byte
 // what encoding/json writes, alone and inside the envelope.
-func sameAsEncodingJSON(t *testing.T, p *containerPage) {
+func sameAsEncodingJSON(t *testing.T, p *containers) {
 	t.Helper()
 	want, err := json.Marshal(pageOf[container](*p))
 	if err != nil {
@@ -48,8 +59,9 @@ func sameAsEncodingJSON(t *testing.T, p *containerPage) {
 }
 
 func containerWith(s string, f float64, n int64) container {
+	started := metav1.NewTime(time.Unix(n%(1<<40), n%1e9).In(time.FixedZone("east", 3600)))
 	return container{
-		ID: s, TaskID: s + "t", Name: "n" + s, Status: &s, Uptime: n, StartedTime: &s, TaskCreatedTime: -n, DeployStatus: s,
+		ID: s, TaskID: s + "t", Name: "n" + s, Status: &s, Uptime: n, StartedTime: &started, TaskCreatedTime: -n, DeployStatus: s,
 		RestartCnt: int32(n), DeployNum: int32(n >> 32), CPUUsage: cpuUsage{Total: f, Cores: []float64{f, -f, f / 3}},
 		MemoryLimit: n, MemoryUsage: n / 2, MemoryMaxUsage: n / 3, SizeUsage: n / 5, SizeLimit: n / 7,
 		ServiceID: s, ServiceName: s, NodeID: s, Address: s, NodeName: s, NodeArch: s, ImageID: s, ImageName: s, ImageVersion: s, ImageOS: s, ImageArch: s,
@@ -58,11 +70,12 @@ func containerWith(s string, f float64, n int64) container {
 
 func TestContainerPageJSON(t *testing.T) {
 	msg := "exit 1: <boom> & \"quoted\"\n"
-	for name, p := range map[string]*containerPage{
+	zero := metav1.Time{}
+	for name, p := range map[string]*containers{
 		"empty list":   {List: []container{}, Total: 0, PageNum: 1, PageSize: 10},
 		"nil list":     {PageNum: 1, PageSize: -1},
 		"zero values":  {List: []container{{}}, Total: 1, PageNum: 1, PageSize: 10},
-		"every field":  {List: []container{containerWith("edge-01", 0.25, 1<<40), {FailedMessage: &msg, CPUUsage: cpuUsage{Cores: []float64{}}}}, Total: 2, PageNum: 1, PageSize: 10},
+		"every field":  {List: []container{containerWith("edge-01", 0.25, 1<<40), {FailedMessage: &msg, CreatedTime: &zero, CPUUsage: cpuUsage{Cores: []float64{}}}}, Total: 2, PageNum: 1, PageSize: 10},
 		"escapes":      {List: []container{containerWith("a\"b\\c\x00\x1f\t\b\f\r<>&\u2028\u2029\xff\xfeé漢", 1e-7, -1)}, Total: 1, PageNum: 1, PageSize: 1},
 		"float ranges": {List: []container{containerWith("x", 1e21, math.MaxInt64), containerWith("y", 123456789.125, math.MinInt64), containerWith("z", 5e-324, 0)}, Total: 3, PageNum: 2, PageSize: 3},
 	} {
@@ -78,6 +91,28 @@ func FuzzContainerJSON(f *testing.F) {
 		if math.IsNaN(fl) || math.IsInf(fl, 0) {
 			return // a report cannot carry them: JSON has no such numbers
 		}
-		sameAsEncodingJSON(t, &containerPage{List: []container{containerWith(s, fl, n)}, Total: int(n), PageNum: 1, PageSize: 10})
+		sameAsEncodingJSON(t, &containers{List: []container{containerWith(s, fl, n)}, Total: int(n), PageNum: 1, PageSize: 10})
 	})
+}
+
+// TestPlain8 checks the eight-byte test against the byte table: every
+// byte value at every position, beside plain bytes and beside a byte that
+// is not (a borrow from one byte must not hide or invent another).
+func TestPlain8(t *testing.T) {
+	isPlain := func(c byte) bool { return c < 0x80 && plain[c] }
+	for _, fill := range []byte{'a', 0x7f, ' ', 0x00, 0x80, '"'} {
+		for pos := range 8 {
+			for v := range 256 {
+				w := bytes.Repeat([]byte{fill}, 8)
+				w[pos] = byte(v)
+				want := true
+				for _, c := range w {
+					want = want && isPlain(c)
+				}
+				if got := plain8(string(w)); got != want {
+					t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
 }

@@ -27,7 +27,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -128,7 +127,7 @@ type Server struct {
 	nodes            *nodeOrder
 	nodesByUID       *objectIndex[*edgev1alpha1.EdgeNode]
 	servicesByUID    *objectIndex[*edgev1alpha1.EdgeService]
-	servicesByNode   *objectIndex[*edgev1alpha1.EdgeService]
+	instances        *instanceOrder
 	recordsByService *objectIndex[*edgev1alpha1.DeployRecord]
 	indexesSynced    []toolscache.InformerSynced
 	synced           atomic.Bool
@@ -179,18 +178,7 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 		}
 		return []string{string(svc.UID)}
 	})
-	s.servicesByNode = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
-		if !inNamespace(svc) {
-			return nil
-		}
-		var out []string
-		for _, inst := range svc.Status.Containers {
-			if !slices.Contains(out, inst.NodeName) {
-				out = append(out, inst.NodeName)
-			}
-		}
-		return out
-	})
+	s.instances = newInstanceOrder(func(svc *edgev1alpha1.EdgeService) bool { return inNamespace(svc) })
 	s.recordsByService = newObjectIndex(func(rec *edgev1alpha1.DeployRecord) []string {
 		if uid := rec.Labels[edgev1alpha1.LabelServiceUID]; uid != "" && inNamespace(rec) {
 			return []string{uid}
@@ -204,7 +192,7 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 		{&edgev1alpha1.EdgeNode{}, s.nodes.handler()},
 		{&edgev1alpha1.EdgeNode{}, s.nodesByUID.handler()},
 		{&edgev1alpha1.EdgeService{}, s.servicesByUID.handler()},
-		{&edgev1alpha1.EdgeService{}, s.servicesByNode.handler()},
+		{&edgev1alpha1.EdgeService{}, s.instances.handler()},
 		{&edgev1alpha1.DeployRecord{}, s.recordsByService.handler()},
 	} {
 		inf, err := c.GetInformer(context.Background(), h.obj)

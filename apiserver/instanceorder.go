@@ -1,0 +1,194 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"container/heap"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+
+	toolscache "k8s.io/client-go/tools/cache"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// instanceOrder keeps the instances of each service and of each node in
+// the container lists' order (newest task first), current from the
+// services' informer events. A page of one service or node is a slice of
+// its list, a page of several is merged from theirs up to its end: no
+// request sorts or copies every instance. A stored list is never changed,
+// only replaced, so readers use it without the lock.
+type instanceOrder struct {
+	keep      func(*edgev1alpha1.EdgeService) bool
+	mu        sync.RWMutex
+	byService map[string][]instance // service UID -> its instances
+	byNode    map[string][]instance // node name -> the instances on it
+}
+
+func newInstanceOrder(keep func(*edgev1alpha1.EdgeService) bool) *instanceOrder {
+	return &instanceOrder{keep: keep, byService: map[string][]instance{}, byNode: map[string][]instance{}}
+}
+
+// compareInstances orders newest task first, then by taskId, then by
+// service: a total order, so pages never overlap.
+func compareInstances(x, y instance) int {
+	a, b := x.inst, y.inst
+	if c := b.TaskCreatedTime.Time.Compare(a.TaskCreatedTime.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.TaskID, b.TaskID); c != 0 {
+		return c
+	}
+	return strings.Compare(string(x.svc.UID), string(y.svc.UID))
+}
+
+// ofService returns the instances of the service of that UID, in order.
+func (o *instanceOrder) ofService(uid string) []instance {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.byService[uid]
+}
+
+// onNode returns the instances on the node of that name, in order.
+func (o *instanceOrder) onNode(name string) []instance {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.byNode[name]
+}
+
+// set stores a service's instances in place of what it had.
+func (o *instanceOrder) set(svc *edgev1alpha1.EdgeService) {
+	var list []instance
+	if o.keep(svc) {
+		for i := range svc.Status.Containers {
+			list = append(list, instance{svc: svc, inst: &svc.Status.Containers[i]})
+		}
+		slices.SortFunc(list, compareInstances)
+	}
+	uid := string(svc.UID)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.removeLocked(uid)
+	if len(list) == 0 {
+		return
+	}
+	o.byService[uid] = list
+	added := map[string][]instance{}
+	for _, in := range list {
+		added[in.inst.NodeName] = append(added[in.inst.NodeName], in)
+	}
+	for node, ins := range added {
+		merged := append(slices.Clone(o.byNode[node]), ins...)
+		slices.SortFunc(merged, compareInstances)
+		o.byNode[node] = merged
+	}
+}
+
+func (o *instanceOrder) remove(uid string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.removeLocked(uid)
+}
+
+// removeLocked drops a service's instances from its list and its nodes'.
+func (o *instanceOrder) removeLocked(uid string) {
+	var done []string
+	for _, in := range o.byService[uid] {
+		node := in.inst.NodeName
+		if slices.Contains(done, node) {
+			continue
+		}
+		done = append(done, node)
+		kept := slices.DeleteFunc(slices.Clone(o.byNode[node]), func(x instance) bool { return string(x.svc.UID) == uid })
+		if len(kept) == 0 {
+			delete(o.byNode, node)
+		} else {
+			o.byNode[node] = kept
+		}
+	}
+	delete(o.byService, uid)
+}
+
+// handler keeps the order current from an informer of EdgeServices.
+func (o *instanceOrder) handler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
+				o.set(svc)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
+				o.set(svc)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
+				o.remove(string(svc.UID))
+			}
+		},
+	}
+}
+
+// merged walks lists that are each in order as one list in order.
+func merged(lists [][]instance) iter.Seq[instance] {
+	return func(yield func(instance) bool) {
+		if len(lists) == 1 {
+			for _, in := range lists[0] {
+				if !yield(in) {
+					return
+				}
+			}
+			return
+		}
+		h := make(heads, 0, len(lists))
+		for _, l := range lists {
+			if len(l) > 0 {
+				h = append(h, l)
+			}
+		}
+		heap.Init(&h)
+		for len(h) > 0 {
+			l := h[0]
+			if !yield(l[0]) {
+				return
+			}
+			if len(l) == 1 {
+				heap.Pop(&h)
+			} else {
+				h[0] = l[1:]
+				heap.Fix(&h, 0)
+			}
+		}
+	}
+}
+
+// heads is a heap of lists by their first instance.
+type heads [][]instance
+
+func (h heads) Len() int           { return len(h) }
+func (h heads) Less(i, j int) bool { return compareInstances(h[i][0], h[j][0]) < 0 }
+func (h heads) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *heads) Push(x any)        { *h = append(*h, x.([]instance)) }
+func (h *heads) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return l
+}
