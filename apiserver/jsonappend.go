@@ -147,12 +147,7 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		// Most strings are plain: skip them eight bytes at a time.
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-			continue
-		}
+	for i := plainBlocks(s); i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			if plain[c] {
 				i++
@@ -197,17 +192,28 @@ func appendString(b []byte, s string) []byte {
 	return append(append(b, s[start:]...), '"')
 }
 
+// plainBlocks is how many leading bytes of s are plain, in whole blocks
+// of eight: most strings are plain, and are skipped eight bytes at a time.
+func plainBlocks(s string) int {
+	i := 0
+	for i+8 <= len(s) && plain8(s[i:i+8]) {
+		i += 8
+	}
+	return i
+}
+
 // plain8 reports whether the 8 bytes of s are all plain ASCII, testing
 // them at once: no byte is below 0x20, from 0x80, or one of " \ < > &.
 func plain8(s string) bool {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
+	_ = s[7]
 	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	// below(n) has a high bit set where a byte of w is below n; it is
-	// exact about whether there is one when no byte is from 0x80.
-	below := func(n uint64) uint64 { return (w - ones*n) & ^w & high }
-	is := func(c uint64) uint64 { x := w ^ ones*c; return (x - ones) & ^x & high }
-	return w&high|below(0x20)|is('"')|is('\\')|is('<')|is('>')|is('&') == 0
+	// (x - ones) & ^x & high has a high bit set where x has a zero byte;
+	// (w - ones*n) & ^w & high where w has a byte below n. Both are exact
+	// about whether there is one, once no byte is from 0x80.
+	q, bs, lt, gt, amp := w^(ones*'"'), w^(ones*'\\'), w^(ones*'<'), w^(ones*'>'), w^(ones*'&')
+	return (w|(w-ones*0x20)&^w|(q-ones)&^q|(bs-ones)&^bs|(lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp)&high == 0
 }
 
 // appendFloat writes f as encoding/json does: the shortest form, with an
@@ -215,6 +221,20 @@ func plain8(s string) bool {
 func appendFloat(b []byte, f float64) []byte {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return append(b, "null"...) // not reachable from a report; never invalid JSON
+	}
+	// Agents report tenths; strconv's shortest form costs several times
+	// more. Below 1e12 a float is exactly one such decimal or none.
+	if f != 0 && math.Abs(f) < 1e12 {
+		if k := math.Round(f * 10); k/10 == f {
+			n := int64(k)
+			if n < 0 {
+				b, n = append(b, '-'), -n
+			}
+			if b = strconv.AppendInt(b, n/10, 10); n%10 != 0 {
+				b = append(b, '.', byte('0'+n%10))
+			}
+			return b
+		}
 	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {

@@ -116,3 +116,25 @@ func TestPlain8(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendFloatTenths holds the tenths shortcut to encoding/json,
+// around zero, at its bounds and past them.
+func TestAppendFloatTenths(t *testing.T) {
+	check := func(f float64) {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendFloat(nil, f); !bytes.Equal(got, want) {
+			t.Fatalf("appendFloat(%v) = %s, want %s", f, got, want)
+		}
+	}
+	for k := -20000; k <= 20000; k++ {
+		check(float64(k) / 10)
+		check(float64(k) / 100)
+	}
+	for _, f := range []float64{math.Copysign(0, -1), 1e12 - 0.1, 1e12, 1e12 + 0.5, 999999999999.9, 7e14 + 0.125, 0.1 + 0.2, 100.05, -0.05, 5e-324} {
+		check(f)
+		check(-f)
+	}
+}

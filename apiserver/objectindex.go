@@ -33,10 +33,11 @@ type objectIndex[T client.Object] struct {
 	mu    sync.RWMutex
 	byKey map[string]map[string]T // key -> namespace/name -> object
 	keyed map[string][]string     // namespace/name -> its keys
+	byID  map[string]T            // namespace/name -> object, if it has keys
 }
 
 func newObjectIndex[T client.Object](keys func(T) []string) *objectIndex[T] {
-	return &objectIndex[T]{keys: keys, byKey: map[string]map[string]T{}, keyed: map[string][]string{}}
+	return &objectIndex[T]{keys: keys, byKey: map[string]map[string]T{}, keyed: map[string][]string{}, byID: map[string]T{}}
 }
 
 // get returns the objects under key, in no order.
@@ -54,16 +55,10 @@ func (x *objectIndex[T]) get(key string) []T {
 // object returns the indexed object of that namespace and name, if it has
 // any key.
 func (x *objectIndex[T]) object(namespace, name string) (T, bool) {
-	id := namespace + "/" + name
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	for _, k := range x.keyed[id] {
-		if o, ok := x.byKey[k][id]; ok {
-			return o, true
-		}
-	}
-	var none T
-	return none, false
+	o, ok := x.byID[namespace+"/"+name]
+	return o, ok
 }
 
 func (x *objectIndex[T]) set(o T) {
@@ -80,6 +75,7 @@ func (x *objectIndex[T]) set(o T) {
 	}
 	if len(keys) > 0 {
 		x.keyed[id] = slices.Clone(keys)
+		x.byID[id] = o
 	}
 }
 
@@ -97,6 +93,7 @@ func (x *objectIndex[T]) removeLocked(id string) {
 		}
 	}
 	delete(x.keyed, id)
+	delete(x.byID, id)
 }
 
 // informerObject is the object an informer event carries, unwrapping the
