@@ -21,10 +21,9 @@ import (
 	"strings"
 	"time"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // node is an item of the node list; basic items carry only id, name, type
@@ -67,13 +66,17 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 	out := pageOf[node]{List: make([]node, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}
 	now := s.opts.Clock.Now()
 	for _, name := range names {
-		n := &edgev1alpha1.EdgeNode{}
-		// Read-only use of the cached object: no copy.
-		if err := s.cache.Get(r.Context(), client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue // deleted since the order was read
+		// The cached object itself, read only. The index and the order
+		// follow the informer each on its own: one may be a moment behind.
+		n, ok := s.nodesByUID.object("", name)
+		if !ok {
+			n = &edgev1alpha1.EdgeNode{}
+			if err := s.cache.Get(r.Context(), client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue // deleted since the order was read
+				}
+				return nil, fromKube(err)
 			}
-			return nil, fromKube(err)
 		}
 		out.List = append(out.List, s.node(n, basic, now))
 	}

@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	toolscache "k8s.io/client-go/tools/cache"
@@ -25,31 +26,37 @@ import (
 )
 
 // objectIndex maps keys to the informer's own objects, kept current from
-// its events. A lookup returns pointers into the cache: a cached List
-// would copy every match into a list first, which cost the container and
-// record lists a third of their time. The objects are shared: read only.
+// its events, each key's objects in an order. A lookup returns pointers
+// into the cache, already in order: a cached List would copy every match
+// into a list first, and a page would then sort them all. The objects are
+// shared, and so are the lists, which are replaced, never changed: read
+// only.
 type objectIndex[T client.Object] struct {
-	keys  func(T) []string
-	mu    sync.RWMutex
-	byKey map[string]map[string]T // key -> namespace/name -> object
-	keyed map[string][]string     // namespace/name -> its keys
-	byID  map[string]T            // namespace/name -> object, if it has keys
+	keys    func(T) []string
+	compare func(a, b T) int
+	mu      sync.RWMutex
+	byKey   map[string][]T      // key -> its objects, in order
+	keyed   map[string][]string // namespace/name -> its keys
+	byID    map[string]T        // namespace/name -> object, if it has keys
 }
 
-func newObjectIndex[T client.Object](keys func(T) []string) *objectIndex[T] {
-	return &objectIndex[T]{keys: keys, byKey: map[string]map[string]T{}, keyed: map[string][]string{}, byID: map[string]T{}}
+// newObjectIndex indexes objects under their keys, each key's objects in
+// the order of compare (nil: by namespace and name).
+func newObjectIndex[T client.Object](keys func(T) []string, compare func(a, b T) int) *objectIndex[T] {
+	if compare == nil {
+		compare = func(a, b T) int { return strings.Compare(objectID(a), objectID(b)) }
+	}
+	return &objectIndex[T]{keys: keys, compare: compare, byKey: map[string][]T{}, keyed: map[string][]string{}, byID: map[string]T{}}
 }
 
-// get returns the objects under key, in no order.
+func objectID(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
+
+// get returns the objects under key, in order. The list is shared: read
+// only.
 func (x *objectIndex[T]) get(key string) []T {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	objs := x.byKey[key]
-	out := make([]T, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o)
-	}
-	return out
+	return x.byKey[key]
 }
 
 // object returns the indexed object of that namespace and name, if it has
@@ -62,16 +69,17 @@ func (x *objectIndex[T]) object(namespace, name string) (T, bool) {
 }
 
 func (x *objectIndex[T]) set(o T) {
-	id := o.GetNamespace() + "/" + o.GetName()
+	id := objectID(o)
 	keys := x.keys(o)
+	slices.Sort(keys)
+	keys = slices.Compact(keys) // one entry under a key given twice
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.removeLocked(id)
 	for _, k := range keys {
-		if x.byKey[k] == nil {
-			x.byKey[k] = map[string]T{}
-		}
-		x.byKey[k][id] = o
+		list := x.byKey[k]
+		i, _ := slices.BinarySearchFunc(list, o, x.compare)
+		x.byKey[k] = append(append(append(make([]T, 0, len(list)+1), list[:i]...), o), list[i:]...)
 	}
 	if len(keys) > 0 {
 		x.keyed[id] = slices.Clone(keys)
@@ -82,14 +90,23 @@ func (x *objectIndex[T]) set(o T) {
 func (x *objectIndex[T]) remove(o client.Object) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.removeLocked(o.GetNamespace() + "/" + o.GetName())
+	x.removeLocked(objectID(o))
 }
 
 func (x *objectIndex[T]) removeLocked(id string) {
+	old, ok := x.byID[id]
+	if !ok {
+		return
+	}
 	for _, k := range x.keyed[id] {
-		delete(x.byKey[k], id)
-		if len(x.byKey[k]) == 0 {
+		list := x.byKey[k]
+		i := slices.IndexFunc(list, func(o T) bool { return any(o) == any(old) })
+		switch {
+		case i < 0:
+		case len(list) == 1:
 			delete(x.byKey, k)
+		default:
+			x.byKey[k] = append(append(make([]T, 0, len(list)-1), list[:i]...), list[i+1:]...)
 		}
 	}
 	delete(x.keyed, id)

@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +41,7 @@ func TestObjectIndex(t *testing.T) {
 			out = append(out, inst.NodeName)
 		}
 		return out
-	})
+	}, nil)
 	h := x.handler()
 	names := func(key string) []string {
 		var out []string
@@ -84,5 +85,40 @@ func TestObjectIndex(t *testing.T) {
 	}
 	if len(x.byKey) != 1 || len(x.keyed) != 1 {
 		t.Fatalf("the index keeps %d keys and %d objects, want 1 and 1", len(x.byKey), len(x.keyed))
+	}
+}
+
+// TestObjectIndexOrder checks each key's objects stay in the index's
+// order through adds, updates and deletes, and that a list handed out
+// earlier never changes under its reader.
+func TestObjectIndexOrder(t *testing.T) {
+	rec := func(name string, revision int64) *edgev1alpha1.DeployRecord {
+		return &edgev1alpha1.DeployRecord{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: edgev1alpha1.DeployRecordSpec{Revision: revision}}
+	}
+	x := newObjectIndex(func(*edgev1alpha1.DeployRecord) []string { return []string{"svc", "svc"} },
+		func(a, b *edgev1alpha1.DeployRecord) int { return int(b.Spec.Revision - a.Spec.Revision) })
+	h := x.handler()
+	names := func(list []*edgev1alpha1.DeployRecord) string {
+		var out []string
+		for _, r := range list {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, r := range []*edgev1alpha1.DeployRecord{rec("r2", 2), rec("r5", 5), rec("r1", 1), rec("r3", 3)} {
+		h.OnAdd(r, false)
+	}
+	before := x.get("svc")
+	if got := names(before); got != "r5 r3 r2 r1" {
+		t.Fatalf("order = %q, want newest first, each once", got)
+	}
+	h.OnUpdate(rec("r3", 3), rec("r3", 4))
+	h.OnDelete(rec("r5", 5))
+	h.OnAdd(rec("r9", 9), false)
+	if got := names(x.get("svc")); got != "r9 r3 r2 r1" {
+		t.Fatalf("order after update, delete and add = %q", got)
+	}
+	if got := names(before); got != "r5 r3 r2 r1" {
+		t.Fatalf("a list handed out earlier changed under its reader: %q", got)
 	}
 }

@@ -17,9 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
-	"cmp"
 	"net/http"
-	"slices"
 	"strings"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -190,10 +188,8 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 	if len(s.servicesByUID.get(id)) == 0 {
 		return nil, notFound("No service has the id %q.", id)
 	}
-	// Pointers into the cache, ordered, not the (large) records themselves.
-	recs := s.recordsByService.get(id)
-	slices.SortFunc(recs, func(a, b *edgev1alpha1.DeployRecord) int { return cmp.Compare(b.Spec.Revision, a.Spec.Revision) })
-	pg := paginate(recs, p)
+	// Pointers into the cache, kept in order, not the records themselves.
+	pg := paginate(s.recordsByService.get(id), p)
 	out := pageOf[recordItem]{List: make([]recordItem, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
 	for _, rec := range pg.List {
 		out.List = append(out.List, recordItem{

@@ -20,6 +20,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -171,19 +172,24 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 func (s *Server) registerIndexes(c cache.Cache) error {
 	inNamespace := func(o client.Object) bool { return o.GetNamespace() == s.opts.Namespace }
 	s.nodes = &nodeOrder{}
-	s.nodesByUID = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} })
+	s.nodesByUID = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} }, nil)
 	s.servicesByUID = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
 		if !inNamespace(svc) {
 			return nil
 		}
 		return []string{string(svc.UID)}
-	})
+	}, nil)
 	s.instances = newInstanceOrder(func(svc *edgev1alpha1.EdgeService) bool { return inNamespace(svc) })
 	s.recordsByService = newObjectIndex(func(rec *edgev1alpha1.DeployRecord) []string {
 		if uid := rec.Labels[edgev1alpha1.LabelServiceUID]; uid != "" && inNamespace(rec) {
 			return []string{uid}
 		}
 		return nil
+	}, func(a, b *edgev1alpha1.DeployRecord) int { // newest revision first
+		if c := cmp.Compare(b.Spec.Revision, a.Spec.Revision); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	for _, h := range []struct {
 		obj     client.Object
