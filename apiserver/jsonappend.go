@@ -23,6 +23,8 @@ import (
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // jsonAppender is data that writes its own JSON. Container pages do: they
@@ -72,33 +74,18 @@ func appendPage(b []byte, null bool, n, total, num, size int, item func(b []byte
 }
 
 func (c *container) appendJSON(b []byte) []byte {
-	str := func(b []byte, key, v string) []byte { return appendString(append(b, key...), v) }
-	ptr := func(b []byte, key string, v *string) []byte {
-		if v == nil {
-			return append(append(b, key...), "null"...)
-		}
-		return str(b, key, *v)
-	}
-	num := func(b []byte, key string, v int64) []byte { return strconv.AppendInt(append(b, key...), v, 10) }
-	tm := func(b []byte, key string, t *metav1.Time) []byte {
-		b = append(b, key...)
-		if t == nil || t.IsZero() {
-			return append(b, "null"...)
-		}
-		return append(t.UTC().AppendFormat(append(b, '"'), time.RFC3339), '"')
-	}
-	b = str(b, `{"id":`, c.ID)
-	b = str(b, `,"taskId":`, c.TaskID)
-	b = str(b, `,"name":`, c.Name)
-	b = ptr(b, `,"status":`, c.Status)
-	b = num(b, `,"uptime":`, c.Uptime)
-	b = tm(b, `,"startedTime":`, c.StartedTime)
-	b = tm(b, `,"createdTime":`, c.CreatedTime)
-	b = num(b, `,"taskCreatedTime":`, c.TaskCreatedTime)
-	b = str(b, `,"deployStatus":`, c.DeployStatus)
-	b = ptr(b, `,"failedMessage":`, c.FailedMessage)
-	b = num(b, `,"restartCnt":`, int64(c.RestartCnt))
-	b = num(b, `,"deployNum":`, int64(c.DeployNum))
+	b = strField(b, `{"id":`, c.ID)
+	b = strField(b, `,"taskId":`, c.TaskID)
+	b = strField(b, `,"name":`, c.Name)
+	b = ptrField(b, `,"status":`, c.Status)
+	b = intField(b, `,"uptime":`, c.Uptime)
+	b = timeField(b, `,"startedTime":`, c.StartedTime)
+	b = timeField(b, `,"createdTime":`, c.CreatedTime)
+	b = intField(b, `,"taskCreatedTime":`, c.TaskCreatedTime)
+	b = strField(b, `,"deployStatus":`, c.DeployStatus)
+	b = ptrField(b, `,"failedMessage":`, c.FailedMessage)
+	b = intField(b, `,"restartCnt":`, int64(c.RestartCnt))
+	b = intField(b, `,"deployNum":`, int64(c.DeployNum))
 	b = appendFloat(append(b, `,"cpuUsage":{"total":`...), c.CPUUsage.Total)
 	b = append(b, `,"cores":`...)
 	if c.CPUUsage.Cores == nil {
@@ -113,23 +100,102 @@ func (c *container) appendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
-	b = num(append(b, '}'), `,"memoryLimit":`, c.MemoryLimit)
-	b = num(b, `,"memoryUsage":`, c.MemoryUsage)
-	b = num(b, `,"memoryMaxUsage":`, c.MemoryMaxUsage)
-	b = num(b, `,"sizeUsage":`, c.SizeUsage)
-	b = num(b, `,"sizeLimit":`, c.SizeLimit)
-	b = str(b, `,"serviceId":`, c.ServiceID)
-	b = str(b, `,"serviceName":`, c.ServiceName)
-	b = str(b, `,"nodeId":`, c.NodeID)
-	b = str(b, `,"address":`, c.Address)
-	b = str(b, `,"nodeName":`, c.NodeName)
-	b = str(b, `,"nodeArch":`, c.NodeArch)
-	b = str(b, `,"imageId":`, c.ImageID)
-	b = str(b, `,"imageName":`, c.ImageName)
-	b = str(b, `,"imageVersion":`, c.ImageVersion)
-	b = str(b, `,"imageOS":`, c.ImageOS)
-	b = str(b, `,"imageArch":`, c.ImageArch)
+	b = intField(append(b, '}'), `,"memoryLimit":`, c.MemoryLimit)
+	b = intField(b, `,"memoryUsage":`, c.MemoryUsage)
+	b = intField(b, `,"memoryMaxUsage":`, c.MemoryMaxUsage)
+	b = intField(b, `,"sizeUsage":`, c.SizeUsage)
+	b = intField(b, `,"sizeLimit":`, c.SizeLimit)
+	b = strField(b, `,"serviceId":`, c.ServiceID)
+	b = strField(b, `,"serviceName":`, c.ServiceName)
+	b = strField(b, `,"nodeId":`, c.NodeID)
+	b = strField(b, `,"address":`, c.Address)
+	b = strField(b, `,"nodeName":`, c.NodeName)
+	b = strField(b, `,"nodeArch":`, c.NodeArch)
+	b = strField(b, `,"imageId":`, c.ImageID)
+	b = strField(b, `,"imageName":`, c.ImageName)
+	b = strField(b, `,"imageVersion":`, c.ImageVersion)
+	b = strField(b, `,"imageOS":`, c.ImageOS)
+	b = strField(b, `,"imageArch":`, c.ImageArch)
 	return append(b, '}')
+}
+
+// nodePage is a page of nodes, each rendered as a node list item while
+// it is written.
+type nodePage struct {
+	page  pageOf[*edgev1alpha1.EdgeNode]
+	basic bool
+	now   time.Time
+	s     *Server
+}
+
+func (p *nodePage) appendJSON(b []byte) []byte {
+	return appendPage(b, p.page.List == nil, len(p.page.List), p.page.Total, p.page.PageNum, p.page.PageSize, func(b []byte, i int) []byte {
+		n := p.s.node(p.page.List[i], p.basic, p.now)
+		return n.appendJSON(b)
+	})
+}
+
+func (n *node) appendJSON(b []byte) []byte {
+	b = strField(b, `{"id":`, n.ID)
+	b = strField(b, `,"name":`, n.Name)
+	b = strField(b, `,"type":`, n.Type)
+	b = strField(b, `,"arch":`, n.Arch)
+	// The optional fields are all set or, for basic items, all unset.
+	if n.Address != nil {
+		b = strField(b, `,"address":`, *n.Address)
+	}
+	if n.Status != nil {
+		b = strField(b, `,"status":`, *n.Status)
+	}
+	if n.TLS != nil {
+		b = strconv.AppendBool(append(b, `,"tls":`...), *n.TLS)
+	}
+	for _, f := range []struct {
+		key string
+		v   *int32
+	}{{`,"containerTotal":`, n.ContainerTotal}, {`,"containerRunning":`, n.ContainerRunning}, {`,"containerManagedTotal":`, n.ContainerManagedTotal}, {`,"containerManagedRunning":`, n.ContainerManagedRunning}} {
+		if f.v != nil {
+			b = intField(b, f.key, int64(*f.v))
+		}
+	}
+	if n.UpTime != nil {
+		b = appendFloat(append(b, `,"upTime":`...), *n.UpTime)
+	}
+	if n.CreatedTime != nil {
+		b = strField(b, `,"createdTime":`, *n.CreatedTime)
+	}
+	if n.AppTotal != nil {
+		b = intField(b, `,"appTotal":`, int64(*n.AppTotal))
+	}
+	if n.AppRunning != nil {
+		b = intField(b, `,"appRunning":`, int64(*n.AppRunning))
+	}
+	return append(b, '}')
+}
+
+// strField, intField, ptrField and timeField write a key (with its comma
+// and colon) and a value as encoding/json does.
+func strField(b []byte, key, v string) []byte { return appendString(append(b, key...), v) }
+
+func intField(b []byte, key string, v int64) []byte {
+	return strconv.AppendInt(append(b, key...), v, 10)
+}
+
+func ptrField(b []byte, key string, v *string) []byte {
+	if v == nil {
+		return append(append(b, key...), "null"...)
+	}
+	return strField(b, key, *v)
+}
+
+// timeField writes RFC 3339 in UTC, as metav1.Time does; null when unset
+// or zero.
+func timeField(b []byte, key string, t *metav1.Time) []byte {
+	b = append(b, key...)
+	if t == nil || t.IsZero() {
+		return append(b, "null"...)
+	}
+	return append(t.UTC().AppendFormat(append(b, '"'), time.RFC3339), '"')
 }
 
 const hexDigits = "0123456789abcdef"

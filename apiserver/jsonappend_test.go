@@ -26,6 +26,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // containers is a page of Containers written the way a containerPage
@@ -136,5 +139,35 @@ func TestAppendFloatTenths(t *testing.T) {
 	for _, f := range []float64{math.Copysign(0, -1), 1e12 - 0.1, 1e12, 1e12 + 0.5, 999999999999.9, 7e14 + 0.125, 0.1 + 0.2, 100.05, -0.05, 5e-324} {
 		check(f)
 		check(-f)
+	}
+}
+
+// TestNodePageJSON holds node pages, full and basic, to encoding/json.
+func TestNodePageJSON(t *testing.T) {
+	s := &Server{opts: Options{Location: time.FixedZone("east", 8*3600)}}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	boot := metav1.NewTime(now.Add(-90*time.Minute - 250*time.Millisecond))
+	nodeWith := func(name string, status edgev1alpha1.NodeState) *edgev1alpha1.EdgeNode {
+		n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "uid-" + types.UID(name), CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:" + name, TLS: true, Type: "linux", Arch: "arm64"}}
+		n.Status.Status, n.Status.BootTime = status, &boot
+		n.Status.ContainerTotal, n.Status.ContainerRunning, n.Status.ContainerManagedTotal, n.Status.ContainerManagedRunning = 7, 5, 3, -1
+		n.Status.AppTotal, n.Status.AppRunning = 1<<30, 0
+		return n
+	}
+	nodes := []*edgev1alpha1.EdgeNode{nodeWith("edge-1", edgev1alpha1.NodeOnline), nodeWith("a\"<&>\u2028\xff", ""), {}}
+	for _, basic := range []bool{false, true} {
+		p := &nodePage{page: pageOf[*edgev1alpha1.EdgeNode]{List: nodes, Total: 9, PageNum: 2, PageSize: 3}, basic: basic, now: now, s: s}
+		ref := pageOf[node]{List: []node{}, Total: 9, PageNum: 2, PageSize: 3}
+		for _, n := range nodes {
+			ref.List = append(ref.List, s.node(n, basic, now))
+		}
+		want, err := json.Marshal(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.appendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("basic=%v:\n got %s\nwant %s", basic, got, want)
+		}
 	}
 }

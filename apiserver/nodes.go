@@ -63,8 +63,7 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 		start = (p.num - 1) * p.size
 	}
 	names, total := s.nodes.page(strings.ToLower(q.Get("name")), start, p.size)
-	out := pageOf[node]{List: make([]node, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}
-	now := s.opts.Clock.Now()
+	out := &nodePage{page: pageOf[*edgev1alpha1.EdgeNode]{List: make([]*edgev1alpha1.EdgeNode, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}, basic: basic, now: s.opts.Clock.Now(), s: s}
 	for _, name := range names {
 		// The cached object itself, read only. The index and the order
 		// follow the informer each on its own: one may be a moment behind.
@@ -78,7 +77,7 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 				return nil, fromKube(err)
 			}
 		}
-		out.List = append(out.List, s.node(n, basic, now))
+		out.page.List = append(out.page.List, n)
 	}
 	return out, nil
 }
