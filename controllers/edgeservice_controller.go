@@ -87,7 +87,10 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := r.place(svc, nodes, now)
+	p, err := r.place(svc, nodes, now, func() error { return r.addEveryNode(ctx, nodes) })
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	records, err := r.listRecords(ctx, svc)
 	if err != nil {
@@ -127,22 +130,13 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
 }
 
-// nodesFor returns the nodes placement looks at: the listed nodes of a
-// static service, every node for a dynamic one and the nodes of existing
-// instances.
+// nodesFor returns the nodes a reconcile looks at first: the listed nodes
+// of a static service and the nodes of existing instances. Placement adds
+// every node only when it must choose among them (addEveryNode): reading
+// every node copies each one's struct out of the cache, and most
+// reconciles need two.
 func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService) (map[string]*edgev1alpha1.EdgeNode, error) {
 	out := map[string]*edgev1alpha1.EdgeNode{}
-	if svc.Spec.Policy == edgev1alpha1.PolicyDynamic {
-		// Placement only reads nodes: no copy of every node per reconcile.
-		list := &edgev1alpha1.EdgeNodeList{}
-		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			out[list.Items[i].Name] = &list.Items[i]
-		}
-		return out, nil
-	}
 	want := append([]string(nil), svc.Spec.Nodes...)
 	for _, inst := range svc.Status.Containers {
 		want = append(want, inst.NodeName)
@@ -161,6 +155,21 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 		out[name] = n
 	}
 	return out, nil
+}
+
+// addEveryNode adds every node to nodes.
+func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[string]*edgev1alpha1.EdgeNode) error {
+	// Placement only reads nodes: no deep copy.
+	list := &edgev1alpha1.EdgeNodeList{}
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if _, ok := nodes[list.Items[i].Name]; !ok {
+			nodes[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return nil
 }
 
 // observed finds the container an agent reports for an instance.

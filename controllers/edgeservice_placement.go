@@ -87,8 +87,19 @@ func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node 
 // place decides the service's instances: static services get one on each
 // listed node that exists and fits; dynamic services get factor instances
 // over the online nodes that fit, spread evenly and kept where they are
-// while their node stays (or is only briefly) offline.
-func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time) placement {
+// while their node stays (or is only briefly) offline. nodes holds at
+// least the nodes of the service's instances; addEvery adds every other
+// node to it, called only when placement must choose among all (nil: nodes
+// has every node already).
+func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, addEvery func() error) (placement, error) {
+	everyNode := func() error {
+		if addEvery == nil {
+			return nil
+		}
+		err := addEvery()
+		addEvery = nil
+		return err
+	}
 	ref, _ := imageref.Parse(string(svc.Spec.Image.Ref)) // the schema validated it
 	byNode := map[string][]edgev1alpha1.ServiceInstance{}
 	for _, inst := range svc.Status.Containers {
@@ -123,7 +134,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 				p.instances = append(p.instances, r.newInstance(svc, name, now))
 			}
 		}
-		return p
+		return p, nil
 	}
 
 	if svc.Spec.Factor != nil {
@@ -134,7 +145,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		s, err := metav1.LabelSelectorAsSelector(svc.Spec.NodeSelector)
 		if err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("nodeSelector is invalid: %v", err))
-			return p
+			return p, nil
 		}
 		selector = s
 	}
@@ -162,6 +173,9 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 			}
 		default:
 			if disrupted == nil {
+				if err := everyNode(); err != nil {
+					return p, err
+				}
 				disrupted = disruptedZones(nodes, now, r.RescheduleGrace)
 			}
 			why, partitioned := disrupted[zoneOf(n)]
@@ -192,6 +206,9 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	// reconciles place nothing and skip going through every node.
 	var online []*edgev1alpha1.EdgeNode
 	if int32(len(keep)) < p.desired {
+		if err := everyNode(); err != nil {
+			return p, err
+		}
 		for _, n := range nodes {
 			if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
 				online = append(online, n)
@@ -214,7 +231,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		count[best.Name]++
 	}
 	p.instances = keep
-	return p
+	return p, nil
 }
 
 // worse says whether instance a should go before instance b when a

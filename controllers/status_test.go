@@ -180,28 +180,43 @@ func TestPlaceOffline(t *testing.T) {
 	svc.Spec.Factor = ptr.To[int32](1)
 	svc.Status.Containers = []edgev1alpha1.ServiceInstance{{TaskID: "t1", NodeName: "a"}}
 	r := &EdgeServiceReconciler{RescheduleGrace: grace}
+	// Placement starts from the instance's node alone and reads every node
+	// only when it must choose among them: wantEvery says whether it did.
 	for _, tc := range []struct {
 		name      string
 		nodes     []*edgev1alpha1.EdgeNode
 		wantNode  string
 		wantCheck time.Duration
+		wantEvery bool
 	}{
 		{"offline for a minute: kept, rechecked when the grace ends",
-			[]*edgev1alpha1.EdgeNode{node("a", "z", time.Minute), node("b", "z", 0), node("c", "z", 0)}, "a", 4 * time.Minute},
+			[]*edgev1alpha1.EdgeNode{node("a", "z", time.Minute), node("b", "z", 0), node("c", "z", 0)}, "a", 4 * time.Minute, false},
 		{"offline past the grace: moved to an online node",
-			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("b", "z", 0), node("c", "z", 0)}, "b", 0},
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("b", "z", 0), node("c", "z", 0)}, "b", 0, true},
 		{"offline past the grace in a partitioned zone: kept",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("a2", "z", 6*time.Minute), node("a3", "z", 6*time.Minute),
-				node("b", "z", 0), node("c", "z", 0)}, "a", 0},
+				node("b", "z", 0), node("c", "z", 0)}, "a", 0, true},
+		{"online: kept without reading every node",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 0), node("b", "z", 0)}, "a", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := map[string]*edgev1alpha1.EdgeNode{}
-			for _, n := range tc.nodes {
-				nodes[n.Name] = n
+			nodes := map[string]*edgev1alpha1.EdgeNode{"a": tc.nodes[0]}
+			every := 0
+			p, err := r.place(svc, nodes, now, func() error {
+				every++
+				for _, n := range tc.nodes {
+					nodes[n.Name] = n
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			p := r.place(svc, nodes, now)
 			if len(p.instances) != 1 || p.instances[0].NodeName != tc.wantNode || p.recheckIn != tc.wantCheck {
 				t.Fatalf("placed %+v, recheck in %s; want node %s, recheck in %s", p.instances, p.recheckIn, tc.wantNode, tc.wantCheck)
+			}
+			if every > 1 || (every == 1) != tc.wantEvery {
+				t.Fatalf("read every node %d times; want it read: %v", every, tc.wantEvery)
 			}
 		})
 	}
