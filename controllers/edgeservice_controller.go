@@ -61,6 +61,9 @@ type EdgeServiceReconciler struct {
 	// DeletionTimeout bounds how long a deleted service waits for agents to
 	// remove its containers.
 	DeletionTimeout time.Duration
+	// Informers, when set, lets placement read every node from the
+	// informer's store itself: a List would copy each node's struct.
+	Informers cache.Informers
 
 	history *configHistory
 }
@@ -159,7 +162,23 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 
 // addEveryNode adds every node to nodes.
 func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[string]*edgev1alpha1.EdgeNode) error {
-	// Placement only reads nodes: no deep copy.
+	// Placement only reads nodes: the informer's own objects, no copies.
+	if r.Informers != nil {
+		inf, err := r.Informers.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
+		if err != nil {
+			return err
+		}
+		if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
+			for _, o := range s.GetStore().List() {
+				if n, ok := o.(*edgev1alpha1.EdgeNode); ok {
+					if _, have := nodes[n.Name]; !have {
+						nodes[n.Name] = n
+					}
+				}
+			}
+			return nil
+		}
+	}
 	list := &edgev1alpha1.EdgeNodeList{}
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return err

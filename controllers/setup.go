@@ -90,6 +90,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	if err := (&EdgeServiceReconciler{
 		Client:          mgr.GetClient(),
+		Informers:       mgr.GetCache(),
 		APIReader:       mgr.GetAPIReader(),
 		Recorder:        mgr.GetEventRecorder("edgeservice-controller"),
 		Clock:           o.Clock,

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -113,6 +115,12 @@ func startManager(wrap func(client.Client) client.Client) func() {
 	Expect(err).NotTo(HaveOccurred())
 	mctx, mcancel := context.WithCancel(ctx)
 	Expect(controllers.Setup(mctx, mgr, opts)).To(Succeed())
+	// Placement reads every node from this informer's store; without a
+	// store it falls back to a List that copies every node.
+	inf, err := mgr.GetCache().GetInformer(mctx, &edgev1alpha1.EdgeNode{})
+	Expect(err).NotTo(HaveOccurred())
+	_, hasStore := inf.(interface{ GetStore() toolscache.Store })
+	Expect(hasStore).To(BeTrue(), "the manager's EdgeNode informer has no store to read")
 	done := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
