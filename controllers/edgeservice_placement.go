@@ -214,7 +214,18 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 				online = append(online, n)
 			}
 		}
-		sort.Slice(online, func(i, j int) bool { return online[i].Name < online[j].Name })
+	}
+	// Fewest instances of this service, then fewest managed containers,
+	// then by name: one pass, no sort, the same node whatever the map's
+	// order.
+	before := func(a, b *edgev1alpha1.EdgeNode) bool {
+		if count[a.Name] != count[b.Name] {
+			return count[a.Name] < count[b.Name]
+		}
+		if a.Status.ContainerManagedTotal != b.Status.ContainerManagedTotal {
+			return a.Status.ContainerManagedTotal < b.Status.ContainerManagedTotal
+		}
+		return a.Name < b.Name
 	}
 	for int32(len(keep)) < p.desired {
 		if len(online) == 0 {
@@ -223,7 +234,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		}
 		best := online[0]
 		for _, n := range online[1:] {
-			if count[n.Name] < count[best.Name] || (count[n.Name] == count[best.Name] && n.Status.ContainerManagedTotal < best.Status.ContainerManagedTotal) {
+			if before(n, best) {
 				best = n
 			}
 		}

@@ -174,6 +174,10 @@ func TestPlaceOffline(t *testing.T) {
 		n.Status.Conditions = []metav1.Condition{{Type: edgev1alpha1.ConditionReady, LastTransitionTime: metav1.NewTime(transition)}}
 		return n
 	}
+	busy := func(n *edgev1alpha1.EdgeNode, managed int32) *edgev1alpha1.EdgeNode {
+		n.Status.ContainerManagedTotal = managed
+		return n
+	}
 	svc := &edgev1alpha1.EdgeService{}
 	svc.Spec.Image.Ref = "app@1#linux"
 	svc.Spec.Policy = edgev1alpha1.PolicyDynamic
@@ -196,6 +200,8 @@ func TestPlaceOffline(t *testing.T) {
 		{"offline past the grace in a partitioned zone: kept",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("a2", "z", 6*time.Minute), node("a3", "z", 6*time.Minute),
 				node("b", "z", 0), node("c", "z", 0)}, "a", 0, true},
+		{"offline past the grace: moved to the node with fewer managed containers",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), busy(node("b", "z", 0), 3), busy(node("c", "z", 0), 1)}, "c", 0, true},
 		{"online: kept without reading every node",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 0), node("b", "z", 0)}, "a", 0, false},
 	} {
