@@ -127,23 +127,7 @@ func (o *instanceOrder) removeLocked(uid string) {
 
 // handler keeps the order current from an informer of EdgeServices.
 func (o *instanceOrder) handler() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
-				o.set(svc)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
-				o.set(svc)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if svc, ok := informerObject[*edgev1alpha1.EdgeService](obj); ok {
-				o.remove(string(svc.UID))
-			}
-		},
-	}
+	return eventHandler(o.set, o.set, func(svc *edgev1alpha1.EdgeService) { o.remove(string(svc.UID)) })
 }
 
 // merged walks lists that are each in order as one list in order.

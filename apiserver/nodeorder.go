@@ -110,16 +110,5 @@ func (o *nodeOrder) page(filter string, start, size int) ([]string, int) {
 // handler keeps the order current from an informer of EdgeNodes. A
 // node's name and creation time never change, so updates move nothing.
 func (o *nodeOrder) handler() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if n, ok := informerObject[*edgev1alpha1.EdgeNode](obj); ok {
-				o.set(n)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if n, ok := informerObject[*edgev1alpha1.EdgeNode](obj); ok {
-				o.remove(n.Name)
-			}
-		},
-	}
+	return eventHandler(o.set, nil, func(n *edgev1alpha1.EdgeNode) { o.remove(n.Name) })
 }

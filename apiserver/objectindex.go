@@ -125,21 +125,31 @@ func informerObject[T any](o any) (T, bool) {
 
 // handler keeps the index current from an informer of T.
 func (x *objectIndex[T]) handler() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{
+	return eventHandler(x.set, x.set, func(t T) { x.remove(t) })
+}
+
+// eventHandler applies an informer's events to one of the facade's
+// indexes: add, update (nil when updates change nothing it keeps) and
+// remove, with the final state of a delete the informer missed unwrapped.
+func eventHandler[T any](add, update, remove func(T)) toolscache.ResourceEventHandler {
+	h := toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
 			if t, ok := informerObject[T](o); ok {
-				x.set(t)
-			}
-		},
-		UpdateFunc: func(_, o any) {
-			if t, ok := informerObject[T](o); ok {
-				x.set(t)
+				add(t)
 			}
 		},
 		DeleteFunc: func(o any) {
 			if t, ok := informerObject[T](o); ok {
-				x.remove(t)
+				remove(t)
 			}
 		},
 	}
+	if update != nil {
+		h.UpdateFunc = func(_, o any) {
+			if t, ok := informerObject[T](o); ok {
+				update(t)
+			}
+		}
+	}
+	return h
 }

@@ -162,6 +162,11 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 
 // addEveryNode adds every node to nodes.
 func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[string]*edgev1alpha1.EdgeNode) error {
+	add := func(n *edgev1alpha1.EdgeNode) {
+		if _, have := nodes[n.Name]; !have {
+			nodes[n.Name] = n
+		}
+	}
 	// Placement only reads nodes: the informer's own objects, no copies.
 	if r.Informers != nil {
 		inf, err := r.Informers.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
@@ -171,9 +176,7 @@ func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[stri
 		if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
 			for _, o := range s.GetStore().List() {
 				if n, ok := o.(*edgev1alpha1.EdgeNode); ok {
-					if _, have := nodes[n.Name]; !have {
-						nodes[n.Name] = n
-					}
+					add(n)
 				}
 			}
 			return nil
@@ -184,9 +187,7 @@ func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[stri
 		return err
 	}
 	for i := range list.Items {
-		if _, ok := nodes[list.Items[i].Name]; !ok {
-			nodes[list.Items[i].Name] = &list.Items[i]
-		}
+		add(&list.Items[i])
 	}
 	return nil
 }
