@@ -17,9 +17,12 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"time"
 )
 
@@ -31,11 +34,19 @@ const trivialRoute = "trivial handler (own process)"
 var trivialBody = []byte(`{"status":200,"message":"success","fieldErrors":null,"data":{"list":[],"total":0,"pageNum":1,"pageSize":10}}`)
 
 func serveTrivial(addr string) {
+	// Stop on the run's interrupt even when started with SIGINT ignored,
+	// as from a background shell: Notify installs the handler.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(trivialBody)
 	})}
-	if err := srv.ListenAndServe(); err != nil {
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(os.Stderr, "trivial handler:", err)
 		os.Exit(1)
 	}

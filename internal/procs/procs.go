@@ -44,13 +44,23 @@ func Start(ctx context.Context, dir, name, path string, args ...string) (*exec.C
 	return cmd, nil
 }
 
-// Stop interrupts the commands and waits for them.
+// stopGrace is how long Stop lets the commands exit after the interrupt
+// before it kills them. A process started with SIGINT ignored, as a shell
+// starts background jobs, never sees the interrupt and must not hang its
+// caller.
+var stopGrace = 30 * time.Second
+
+// Stop interrupts the commands and waits for them, killing those still
+// running after stopGrace.
 func Stop(cmds ...*exec.Cmd) {
 	for _, c := range cmds {
 		_ = c.Process.Signal(os.Interrupt)
 	}
+	deadline := time.Now().Add(stopGrace)
 	for _, c := range cmds {
+		kill := time.AfterFunc(time.Until(deadline), func() { _ = c.Process.Kill() })
 		_ = c.Wait()
+		kill.Stop()
 	}
 }
 
