@@ -90,7 +90,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p, err := r.place(svc, nodes, now, func() error { return r.addEveryNode(ctx, nodes) })
+	p, err := r.place(svc, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return r.everyNode(ctx) })
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -135,7 +135,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // nodesFor returns the nodes a reconcile looks at first: the listed nodes
 // of a static service and the nodes of existing instances. Placement adds
-// every node only when it must choose among them (addEveryNode): reading
+// every node only when it must choose among them (everyNode): reading
 // every node copies each one's struct out of the cache, and most
 // reconciles need two.
 func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService) (map[string]*edgev1alpha1.EdgeNode, error) {
@@ -160,36 +160,35 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 	return out, nil
 }
 
-// addEveryNode adds every node to nodes.
-func (r *EdgeServiceReconciler) addEveryNode(ctx context.Context, nodes map[string]*edgev1alpha1.EdgeNode) error {
-	add := func(n *edgev1alpha1.EdgeNode) {
-		if _, have := nodes[n.Name]; !have {
-			nodes[n.Name] = n
-		}
-	}
-	// Placement only reads nodes: the informer's own objects, no copies.
+// everyNode lists every node. Placement only reads them: they are the
+// informer's own objects, not copies, and no map of them is built, since
+// a first placement reads every node and most of them only once.
+func (r *EdgeServiceReconciler) everyNode(ctx context.Context) ([]*edgev1alpha1.EdgeNode, error) {
 	if r.Informers != nil {
 		inf, err := r.Informers.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
-			for _, o := range s.GetStore().List() {
+			objs := s.GetStore().List()
+			out := make([]*edgev1alpha1.EdgeNode, 0, len(objs))
+			for _, o := range objs {
 				if n, ok := o.(*edgev1alpha1.EdgeNode); ok {
-					add(n)
+					out = append(out, n)
 				}
 			}
-			return nil
+			return out, nil
 		}
 	}
 	list := &edgev1alpha1.EdgeNodeList{}
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return err
+		return nil, err
 	}
+	out := make([]*edgev1alpha1.EdgeNode, len(list.Items))
 	for i := range list.Items {
-		add(&list.Items[i])
+		out[i] = &list.Items[i]
 	}
-	return nil
+	return out, nil
 }
 
 // observed finds the container an agent reports for an instance.

@@ -88,17 +88,19 @@ func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node 
 // listed node that exists and fits; dynamic services get factor instances
 // over the online nodes that fit, spread evenly and kept where they are
 // while their node stays (or is only briefly) offline. nodes holds at
-// least the nodes of the service's instances; addEvery adds every other
-// node to it, called only when placement must choose among all (nil: nodes
-// has every node already).
-func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, addEvery func() error) (placement, error) {
-	everyNode := func() error {
-		if addEvery == nil {
-			return nil
+// least the nodes of the service's instances, and gains the nodes of new
+// ones; every reads every node, called only when placement must choose
+// among all, at most once.
+func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, every func() ([]*edgev1alpha1.EdgeNode, error)) (placement, error) {
+	var all []*edgev1alpha1.EdgeNode
+	everyNode := func() ([]*edgev1alpha1.EdgeNode, error) {
+		if every == nil {
+			return all, nil
 		}
-		err := addEvery()
-		addEvery = nil
-		return err
+		var err error
+		all, err = every()
+		every = nil
+		return all, err
 	}
 	ref, _ := imageref.Parse(string(svc.Spec.Image.Ref)) // the schema validated it
 	byNode := map[string][]edgev1alpha1.ServiceInstance{}
@@ -173,10 +175,11 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 			}
 		default:
 			if disrupted == nil {
-				if err := everyNode(); err != nil {
+				all, err := everyNode()
+				if err != nil {
 					return p, err
 				}
-				disrupted = disruptedZones(nodes, now, r.RescheduleGrace)
+				disrupted = disruptedZones(all, now, r.RescheduleGrace)
 			}
 			why, partitioned := disrupted[zoneOf(n)]
 			if !partitioned {
@@ -206,18 +209,18 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	// reconciles place nothing and skip going through every node.
 	var online []*edgev1alpha1.EdgeNode
 	if int32(len(keep)) < p.desired {
-		if err := everyNode(); err != nil {
+		all, err := everyNode()
+		if err != nil {
 			return p, err
 		}
-		for _, n := range nodes {
+		for _, n := range all {
 			if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
 				online = append(online, n)
 			}
 		}
 	}
 	// Fewest instances of this service, then fewest managed containers,
-	// then by name: one pass, no sort, the same node whatever the map's
-	// order.
+	// then by name: one pass, no sort, the same node whatever the order.
 	before := func(a, b *edgev1alpha1.EdgeNode) bool {
 		if count[a.Name] != count[b.Name] {
 			return count[a.Name] < count[b.Name]
@@ -240,6 +243,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		}
 		keep = append(keep, r.newInstance(svc, best.Name, now))
 		count[best.Name]++
+		nodes[best.Name] = best
 	}
 	p.instances = keep
 	return p, nil

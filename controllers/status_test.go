@@ -200,6 +200,8 @@ func TestPlaceOffline(t *testing.T) {
 		{"offline past the grace in a partitioned zone: kept",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("a2", "z", 6*time.Minute), node("a3", "z", 6*time.Minute),
 				node("b", "z", 0), node("c", "z", 0)}, "a", 0, true},
+		{"offline past the grace: moved to the first online node by name, whatever the order read",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("c", "z", 0), node("b", "z", 0)}, "b", 0, true},
 		{"offline past the grace: moved to the node with fewer managed containers",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), busy(node("b", "z", 0), 3), busy(node("c", "z", 0), 1)}, "c", 0, true},
 		{"online: kept without reading every node",
@@ -208,12 +210,9 @@ func TestPlaceOffline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := map[string]*edgev1alpha1.EdgeNode{"a": tc.nodes[0]}
 			every := 0
-			p, err := r.place(svc, nodes, now, func() error {
+			p, err := r.place(svc, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) {
 				every++
-				for _, n := range tc.nodes {
-					nodes[n.Name] = n
-				}
-				return nil
+				return tc.nodes, nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -223,6 +222,10 @@ func TestPlaceOffline(t *testing.T) {
 			}
 			if every > 1 || (every == 1) != tc.wantEvery {
 				t.Fatalf("read every node %d times; want it read: %v", every, tc.wantEvery)
+			}
+			// Status and records look the instance's node up there.
+			if nodes[tc.wantNode] == nil {
+				t.Fatalf("node %s of the instance is not among the reconcile's nodes", tc.wantNode)
 			}
 		})
 	}

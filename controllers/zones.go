@@ -47,7 +47,7 @@ func zoneOf(n *edgev1alpha1.EdgeNode) string { return n.Labels[ZoneLabel] }
 // are not moved off its offline nodes while it stays so. A node back online
 // for less than settle still counts as offline, so that a partition healing
 // node by node does not release the nodes still coming back.
-func disruptedZones(nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, settle time.Duration) map[string]string {
+func disruptedZones(nodes []*edgev1alpha1.EdgeNode, now time.Time, settle time.Duration) map[string]string {
 	total, offline := map[string]int{}, map[string]int{}
 	for _, n := range nodes {
 		z := zoneOf(n)

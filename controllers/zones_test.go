@@ -67,13 +67,7 @@ func TestDisruptedZones(t *testing.T) {
 		{"a whole fleet offline is a partition", [][]*edgev1alpha1.EdgeNode{fleet("a", 0, 5), fleet("b", 0, 5)}, []string{"a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := map[string]*edgev1alpha1.EdgeNode{}
-			for _, f := range tc.nodes {
-				for _, n := range f {
-					nodes[n.Name] = n
-				}
-			}
-			got := slices.Sorted(maps.Keys(disruptedZones(nodes, time.Now(), time.Minute)))
+			got := slices.Sorted(maps.Keys(disruptedZones(slices.Concat(tc.nodes...), time.Now(), time.Minute)))
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
 				t.Fatalf("disrupted zones = %q, want %q", got, tc.want)
 			}
