@@ -41,7 +41,8 @@ import (
 const profileSeconds = 30
 
 // takeProfiles writes CPU profiles of the manager, the agent and the API
-// server, taken at once, into dir. A failed one is reported and skipped.
+// server, taken at once, into dir, then an execution trace of the manager.
+// A failed one is reported and skipped.
 func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentURL string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "profiles:", err)
@@ -73,6 +74,19 @@ func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentU
 		})
 	}
 	wg.Wait()
+	// Then an execution trace of the manager, which splits the facade's
+	// time inside it from the time before the Go runtime sees a request.
+	out := filepath.Join(dir, "manager.trace")
+	if err := fetchProfile(ctx, http.DefaultClient, fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", managerURL, traceSeconds), out); err != nil {
+		fmt.Fprintf(os.Stderr, "trace of the manager: %v\n", err)
+		return
+	}
+	split, err := splitFacade(out)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "trace of the manager: %v\n", err)
+		return
+	}
+	fmt.Printf("execution trace of the manager: %s\n%s\n", out, split)
 }
 
 func fetchProfile(ctx context.Context, c *http.Client, url, out string) error {
