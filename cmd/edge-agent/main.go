@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&endpoint, "runtime-endpoint", "", "docker: the engine's API address, e.g. unix:///run/podman/podman.sock; empty means DOCKER_HOST, else unix:///var/run/docker.sock.")
 	fs.StringVar(&registry, "image-registry", "", "docker: registry prefixed to image repositories that name none, e.g. registry.plant-a.local:5000.")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", o.StopTimeout, "How long a container may take to exit when stopped before it is killed.")
-	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "Least time between two status reports of a node: 0 reports each change at once; more batches changes into fewer writes.")
+	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "How long a node holds its changes, from the first of them, to report them in one apply (two reports are at least this far apart): 0 reports each change at once.")
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", o.ResyncInterval, "How often the runtime's containers are listed in full, besides its event stream.")
 	fs.StringVar(&address, "address", "", "Address (host:port) of the node registered; with --node-name. Empty: 127.0.0.1:7200.")
 	fs.BoolVar(&showVersion, "version", false, "Print the version and exit.")

@@ -82,9 +82,9 @@ type Options struct {
 	// ResyncInterval is how often each node lists its runtime's containers
 	// in full, in case the event stream missed a change.
 	ResyncInterval time.Duration
-	// MinReportInterval is the least time between two reports of a node:
-	// 0 reports every change at once; more batches the changes of that
-	// long into one apply, fewer writes for a later report.
+	// MinReportInterval is how long a node holds its changes, from the
+	// first of them, to report them in one apply; two reports are at
+	// least this far apart. 0 reports every change at once.
 	MinReportInterval time.Duration
 	// StopTimeout is how long a container may take to exit when it is
 	// stopped before the runtime kills it.

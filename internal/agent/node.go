@@ -59,16 +59,18 @@ type node struct {
 	failures map[string]*failure // by task id
 	events   <-chan string
 	// sampling delivers the figures of a sample under way; nil when none is.
-	sampling               chan map[string]Stats
-	wake                   chan struct{}
-	stopWatch              context.CancelFunc
-	nextResync             time.Time
-	reported               []edgev1alpha1.ObservedContainer
-	reportedCounts         *Counts
+	sampling       chan map[string]Stats
+	wake           chan struct{}
+	stopWatch      context.CancelFunc
+	nextResync     time.Time
+	reported       []edgev1alpha1.ObservedContainer
+	reportedCounts *Counts
+	// dirty says a change waits to be reported; dirtySince is when the
+	// first of them was seen.
 	dirty                  bool
+	dirtySince             time.Time
 	lease                  *coordinationv1.Lease
 	nextRenew, nextMetrics time.Time
-	lastReport             time.Time
 	silentFrom, silentTo   time.Time
 	log                    func(msg string, kv ...any)
 }
@@ -203,14 +205,27 @@ func (s *node) step(ctx context.Context) {
 		s.sample(ctx)
 		s.nextMetrics = now.Add(s.o.MetricsInterval)
 	}
-	// Changes within MinReportInterval of the last report wait for a
-	// later step, which reports them all in one apply.
-	if s.dirty && now.Sub(s.lastReport) >= s.o.MinReportInterval {
+	if reportDue(s.dirty, s.dirtySince, now, s.o.MinReportInterval) {
 		if err := s.report(ctx, desired); err != nil {
 			s.log("Reporting failed; retrying", "error", err.Error())
 			return
 		}
-		s.dirty, s.lastReport = false, now
+		s.dirty = false
+	}
+}
+
+// reportDue says whether a node reports its changes now: it holds them
+// for window from the first of them, so that a burst (a container
+// created, then running a moment later; figures sampled meanwhile) goes
+// out in one apply, and two reports are at least window apart.
+func reportDue(dirty bool, since, now time.Time, window time.Duration) bool {
+	return dirty && !now.Before(since.Add(window))
+}
+
+// changed notes a change to report.
+func (s *node) changed() {
+	if !s.dirty {
+		s.dirty, s.dirtySince = true, s.o.Clock.Now()
 	}
 }
 
@@ -335,7 +350,8 @@ func (s *node) refresh(ctx context.Context, id string) *Container {
 		return nil
 	}
 	if old := s.known[c.ID]; old == nil || !reflect.DeepEqual(*old, c) {
-		s.known[c.ID], s.dirty = &c, true
+		s.known[c.ID] = &c
+		s.changed()
 	}
 	return s.known[c.ID]
 }
@@ -345,7 +361,7 @@ func (s *node) forget(id string) {
 		delete(s.known, id)
 		delete(s.figures, id)
 		delete(s.started, id)
-		s.dirty = true
+		s.changed()
 	}
 }
 
@@ -391,7 +407,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 	for task := range s.failures {
 		if _, ok := desired[task]; !ok {
 			delete(s.failures, task)
-			s.dirty = true
+			s.changed()
 		}
 	}
 	for task, w := range desired {
@@ -406,7 +422,8 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 		f := s.failures[task]
 		if f != nil && f.revision != w.inst.Revision {
 			delete(s.failures, task)
-			f, s.dirty = nil, true
+			f = nil
+			s.changed()
 		}
 		if f != nil && now.Before(f.retryAt) {
 			continue
@@ -437,7 +454,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 			delete(s.failures, task)
 		}
 		s.refresh(ctx, keep.ID)
-		s.dirty = true
+		s.changed()
 	}
 }
 
@@ -464,7 +481,7 @@ func (s *node) fail(task string, rev int64, id string, err error, now time.Time)
 	f.id, f.message = id, truncate(err.Error(), maxMessage)
 	f.retryAt = now.Add(min(retryMax, retryBase<<min(f.attempts, 10)))
 	f.attempts++
-	s.dirty = true
+	s.changed()
 	s.log("Running an instance failed; will try again", "task", task, "revision", rev, "error", f.message, "retryAt", f.retryAt)
 }
 
@@ -537,7 +554,7 @@ func (s *node) merge(figures map[string]Stats) {
 			s.figures[id] = st
 		}
 	}
-	s.dirty = true
+	s.changed()
 }
 
 // report applies the node's half of EdgeNode status when it differs from

@@ -1,0 +1,67 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestReportDue(t *testing.T) {
+	first := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		dirty  bool
+		after  time.Duration // since the first change
+		window time.Duration
+		want   bool
+	}{
+		{"nothing to report", false, time.Hour, time.Second, false},
+		{"no window: at once", true, 0, 0, true},
+		{"within the window from the first change: held", true, 999 * time.Millisecond, time.Second, false},
+		{"the window is over: reported", true, time.Second, time.Second, true},
+		{"long after", true, time.Minute, time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reportDue(tc.dirty, first, first.Add(tc.after), tc.window); got != tc.want {
+				t.Fatalf("reportDue = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A node's first report waits for no window: nothing marked when its
+	// changes began.
+	if !reportDue(true, time.Time{}, first, time.Second) {
+		t.Fatal("the first report of a node is held")
+	}
+}
+
+// TestChangedKeepsTheFirst: a burst of changes is held from its first,
+// not pushed back by each one.
+func TestChangedKeepsTheFirst(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := &node{o: Options{Clock: clk, MinReportInterval: time.Second}}
+	s.changed()
+	clk.Step(600 * time.Millisecond)
+	s.changed()
+	clk.Step(400 * time.Millisecond)
+	s.changed()
+	if !reportDue(s.dirty, s.dirtySince, clk.Now(), s.o.MinReportInterval) {
+		t.Fatal("a change 1 s after the first is not reported: each change pushed the report back")
+	}
+}
