@@ -66,6 +66,7 @@ type EdgeServiceReconciler struct {
 	Informers cache.Informers
 
 	history *configHistory
+	load    *nodeLoad
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -118,6 +119,8 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if err := r.Status().Patch(ctx, svc, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Placement sees this at once, not when the watch brings it.
+		r.load.set(svc.UID, want.Containers)
 		// Only once the change is written: a retried reconcile would
 		// otherwise announce the same transition again.
 		r.emitTransitions(svc, before, want)
@@ -425,7 +428,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history = newConfigHistory()
+	r.history, r.load = newConfigHistory(), newNodeLoad()
 	if err := r.keepHistory(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
@@ -441,15 +444,20 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		// never runs ahead of the history it reads.
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-				r.history.observe(e.Object.(*edgev1alpha1.EdgeService))
+				svc := e.Object.(*edgev1alpha1.EdgeService)
+				r.history.observe(svc)
+				r.load.set(svc.UID, svc.Status.Containers)
 				enqueue(q, e.Object)
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				r.history.observe(e.ObjectNew.(*edgev1alpha1.EdgeService))
+				svc := e.ObjectNew.(*edgev1alpha1.EdgeService)
+				r.history.observe(svc)
+				r.load.set(svc.UID, svc.Status.Containers)
 				enqueue(q, e.ObjectNew)
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.history.drop(e.Object.GetUID())
+				r.load.drop(e.Object.GetUID())
 			},
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
 		}).

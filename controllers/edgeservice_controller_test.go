@@ -206,6 +206,32 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		}
 		Expect(records(ns, "worker")).To(HaveLen(2), "moving instances is not a configuration change")
 	})
+
+	It("spreads a burst of new services over the nodes before any agent reports their containers", func() {
+		ns := newNamespace()
+		sel := map[string]string{"pool": ns}
+		var names []string
+		for _, n := range []string{"burst-a", "burst-b", "burst-c", "burst-d"} {
+			createNode(n+"-"+ns, "linux", zoned(ns, sel))
+			keepAlive(n + "-" + ns)
+			names = append(names, n+"-"+ns)
+		}
+		for _, n := range names {
+			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
+		}
+		var svcs []*edgev1alpha1.EdgeService
+		for i := range 8 {
+			svc := newDynamic(ns, fmt.Sprintf("burst-%d", i), 1, sel)
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+			svcs = append(svcs, svc)
+		}
+		perNode := map[string]int{}
+		for _, svc := range svcs {
+			perNode[waitInstances(svc, 1)[0].NodeName]++
+		}
+		// No agent reports: each node's own count of containers stays 0.
+		Expect(perNode).To(Equal(map[string]int{names[0]: 2, names[1]: 2, names[2]: 2, names[3]: 2}))
+	})
 })
 
 var _ = Describe("EdgeService deletion", func() {

@@ -219,26 +219,28 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 			}
 		}
 	}
-	// Fewest instances of this service, then fewest managed containers,
-	// then by name: one pass, no sort, the same node whatever the order.
-	before := func(a, b *edgev1alpha1.EdgeNode) bool {
-		if count[a.Name] != count[b.Name] {
-			return count[a.Name] < count[b.Name]
-		}
-		if a.Status.ContainerManagedTotal != b.Status.ContainerManagedTotal {
-			return a.Status.ContainerManagedTotal < b.Status.ContainerManagedTotal
-		}
-		return a.Name < b.Name
+	// Fewest instances of this service, then the lightest load, then by
+	// name: one pass, no sort, the same node whatever the order. A node's
+	// load is what is placed on it, or what its agent reports when more
+	// (containers still being removed).
+	load := func(n *edgev1alpha1.EdgeNode) int {
+		return max(r.load.of(n.Name), int(n.Status.ContainerManagedTotal))
 	}
 	for int32(len(keep)) < p.desired {
 		if len(online) == 0 {
 			p.problems = append(p.problems, fmt.Sprintf("no online node runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
 			break
 		}
-		best := online[0]
+		best, bestLoad := online[0], load(online[0])
 		for _, n := range online[1:] {
-			if before(n, best) {
-				best = n
+			if c, bc := count[n.Name], count[best.Name]; c != bc {
+				if c < bc {
+					best, bestLoad = n, load(n)
+				}
+				continue
+			}
+			if l := load(n); l < bestLoad || (l == bestLoad && n.Name < best.Name) {
+				best, bestLoad = n, l
 			}
 		}
 		keep = append(keep, r.newInstance(svc, best.Name, now))

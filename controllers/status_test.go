@@ -229,4 +229,19 @@ func TestPlaceOffline(t *testing.T) {
 			}
 		})
 	}
+
+	// What is placed counts before the agents report it: a burst of new
+	// services spreads at once.
+	t.Run("moved to the node with fewer instances placed, not yet reported", func(t *testing.T) {
+		r := &EdgeServiceReconciler{RescheduleGrace: grace, load: newNodeLoad()}
+		r.load.set("other", []edgev1alpha1.ServiceInstance{{NodeName: "b"}})
+		every := []*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("b", "z", 0), node("c", "z", 0)}
+		p, err := r.place(svc, map[string]*edgev1alpha1.EdgeNode{"a": every[0]}, now, func() ([]*edgev1alpha1.EdgeNode, error) { return every, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.instances) != 1 || p.instances[0].NodeName != "c" {
+			t.Fatalf("placed %+v; want it on c, the node with nothing placed", p.instances)
+		}
+	})
 }
