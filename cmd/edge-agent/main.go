@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.LeaseDuration, "lease-duration", o.LeaseDuration, "Duration written into each Lease.")
 	fs.DurationVar(&o.RenewInterval, "renew-interval", o.RenewInterval, "How often each node renews its Lease.")
 	fs.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "How long a simulated container stays created before it runs.")
-	fs.DurationVar(&o.MetricsInterval, "metrics-interval", o.MetricsInterval, "How often cpu, memory and size figures are refreshed and reported; state changes are reported at once.")
+	fs.DurationVar(&o.MetricsInterval, "metrics-interval", o.MetricsInterval, "How often cpu, memory and size figures are refreshed and reported; state changes are reported at once, and take figures half an interval old or more along.")
 	fs.DurationVar(&o.Tick, "tick", o.Tick, "How often each node looks at its services.")
 	fs.IntVar(&o.SystemContainers, "system-containers", o.SystemContainers, "Containers outside any EdgeService on each node.")
 	fs.StringVar(&failImages, "fail-images", "", "Regular expression: containers of matching image refs fail to start.")

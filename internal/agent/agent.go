@@ -74,7 +74,8 @@ type Options struct {
 	// simulator (NewSimRuntime).
 	NewRuntime func(n Node, i int) (Runtime, error)
 	// MetricsInterval is how often cpu, memory and size figures are
-	// sampled and reported; state changes are reported at once.
+	// sampled and reported at least; a report of state changes samples
+	// figures half an interval old or more, to carry them along.
 	MetricsInterval time.Duration
 	// Tick is how often each node looks at its services and at the
 	// changes its runtime's event stream announced.

@@ -201,7 +201,7 @@ func (s *node) step(ctx context.Context) {
 		return
 	}
 	s.converge(ctx, desired, now)
-	if !now.Before(s.nextMetrics) && s.sampling == nil {
+	if s.sampling == nil && sampleDue(s.dirty, now, s.nextMetrics, s.o.MetricsInterval) {
 		s.sample(ctx)
 		s.nextMetrics = now.Add(s.o.MetricsInterval)
 	}
@@ -220,6 +220,14 @@ func (s *node) step(ctx context.Context) {
 // out in one apply, and two reports are at least window apart.
 func reportDue(dirty bool, since, now time.Time, window time.Duration) bool {
 	return dirty && !now.Before(since.Add(window))
+}
+
+// sampleDue says whether a node samples its containers' figures now: when
+// they are due, or when changes wait to be reported and the figures are
+// due within half an interval, so that they ride along in that report
+// instead of costing one of their own soon after.
+func sampleDue(dirty bool, now, next time.Time, interval time.Duration) bool {
+	return !now.Before(next) || (dirty && !now.Before(next.Add(-interval/2)))
 }
 
 // changed notes a change to report.

@@ -51,6 +51,29 @@ func TestReportDue(t *testing.T) {
 	}
 }
 
+func TestSampleDue(t *testing.T) {
+	next := time.Date(2026, 11, 23, 12, 1, 0, 0, time.UTC)
+	const interval = time.Minute
+	for _, tc := range []struct {
+		name   string
+		dirty  bool
+		before time.Duration // now is this long before the figures are due
+		want   bool
+	}{
+		{"due", false, 0, true},
+		{"past due", false, -time.Second, true},
+		{"not due, nothing to report", false, time.Second, false},
+		{"changes to report, due within half an interval: ride along", true, 30 * time.Second, true},
+		{"changes to report, due later than that: wait", true, 31 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sampleDue(tc.dirty, next.Add(-tc.before), next, interval); got != tc.want {
+				t.Fatalf("sampleDue = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestChangedKeepsTheFirst: a burst of changes is held from its first,
 // not pushed back by each one.
 func TestChangedKeepsTheFirst(t *testing.T) {
