@@ -127,7 +127,7 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		return err
 	}
 	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
-		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "1s",
+		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
 		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000", "--pprof-bind-address", agentPprof)
 	if err != nil {
 		procs.Stop(manager)
