@@ -21,9 +21,10 @@ import (
 	"strings"
 	"time"
 
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // node is an item of the node list; basic items carry only id, name, type
