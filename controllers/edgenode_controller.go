@@ -26,7 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	acmetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -45,7 +45,8 @@ import (
 )
 
 // EdgeNodeReconciler keeps the controller's half of EdgeNode status: online
-// or offline from the node's Lease and the Ready condition. The agent's
+// or offline from the node's Lease and the Ready condition (which also says
+// when the agent reports its runtime unreachable). The agent's
 // half (nodeInfo, bootTime, containers and their counts) is never written
 // here.
 type EdgeNodeReconciler struct {
@@ -96,15 +97,23 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	want := node.Status.DeepCopy()
 	want.Status = state
 	want.ObservedGeneration = node.Generation
-	readyStatus := metav1.ConditionTrue
-	if state == edgev1alpha1.NodeOffline {
-		readyStatus = metav1.ConditionUnknown
-	}
-	want.Conditions = setCondition(want.Conditions, r.Clock.Now(), node.Generation, edgev1alpha1.ConditionReady, readyStatus, reason, message)
+	runtime := meta.FindStatusCondition(node.Status.Conditions, edgev1alpha1.ConditionRuntimeReady)
+	readyStatus, readyReason, readyMessage := nodeReady(state, reason, message, runtime)
+	want.Conditions = setCondition(want.Conditions, r.Clock.Now(), node.Generation, edgev1alpha1.ConditionReady, readyStatus, readyReason, readyMessage)
 
 	if !equality.Semantic.DeepEqual(want, &node.Status) {
 		if err := r.applyStatus(ctx, node, want); err != nil {
 			return ctrl.Result{}, err
+		}
+		if was := meta.FindStatusCondition(node.Status.Conditions, edgev1alpha1.ConditionReady); state == edgev1alpha1.NodeOnline &&
+			(readyReason == edgev1alpha1.ReasonRuntimeUnreachable) != (was != nil && was.Reason == edgev1alpha1.ReasonRuntimeUnreachable) {
+			if readyReason == edgev1alpha1.ReasonRuntimeUnreachable {
+				log.Info("Node's runtime is unreachable", "message", readyMessage)
+				r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "RuntimeUnreachable", "Reconcile", "%s", readyMessage)
+			} else {
+				log.Info("Node's runtime is reachable again")
+				r.Recorder.Eventf(node, nil, corev1.EventTypeNormal, "RuntimeReachable", "Reconcile", "The node's container runtime answers again.")
+			}
 		}
 		if node.Status.Status != state {
 			log.Info("Node changed state", "from", node.Status.Status, "to", state)
@@ -171,6 +180,9 @@ func (r *EdgeNodeReconciler) forget(node string) {
 func (r *EdgeNodeReconciler) applyStatus(ctx context.Context, node *edgev1alpha1.EdgeNode, st *edgev1alpha1.EdgeNodeStatus) error {
 	status := acv1alpha1.EdgeNodeStatus().WithObservedGeneration(st.ObservedGeneration).WithStatus(st.Status)
 	for _, c := range st.Conditions {
+		if c.Type != edgev1alpha1.ConditionReady {
+			continue // the agent's (RuntimeReady) stay the agent's
+		}
 		status.WithConditions(acmetav1.Condition().WithType(c.Type).WithStatus(c.Status).WithObservedGeneration(c.ObservedGeneration).
 			WithLastTransitionTime(c.LastTransitionTime).WithReason(c.Reason).WithMessage(c.Message))
 	}

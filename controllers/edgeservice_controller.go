@@ -536,7 +536,7 @@ func (r *EdgeServiceReconciler) keepHistory(ctx context.Context, c cache.Cache) 
 // type or labels changed, every dynamic service.
 func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], old, n *edgev1alpha1.EdgeNode) {
 	lists := []client.MatchingFields{{index.ServiceByNode: n.Name}}
-	if old == nil || old.Status.Status != n.Status.Status || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
+	if old == nil || old.Status.Status != n.Status.Status || available(old) != available(n) || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
 	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {
 		return

@@ -62,9 +62,17 @@ func timeIn(n *edgev1alpha1.EdgeNode, state edgev1alpha1.NodeState, now time.Tim
 	return now.Sub(n.CreationTimestamp.Time)
 }
 
-// offlineFor is how long a node has been offline; 0 when it is online.
-func offlineFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
-	return timeIn(n, edgev1alpha1.NodeOffline, now)
+// unavailableFor is how long a node has been unable to run instances
+// (offline, or online with its runtime unreachable), from its Ready
+// condition's last transition; 0 when it is available.
+func unavailableFor(n *edgev1alpha1.EdgeNode, now time.Time) time.Duration {
+	if available(n) {
+		return 0
+	}
+	if c := meta.FindStatusCondition(n.Status.Conditions, edgev1alpha1.ConditionReady); c != nil {
+		return now.Sub(c.LastTransitionTime.Time)
+	}
+	return now.Sub(n.CreationTimestamp.Time)
 }
 
 func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node string, now time.Time) edgev1alpha1.ServiceInstance {
@@ -156,8 +164,9 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	}
 
 	// Keep the instances whose node still qualifies, including nodes
-	// offline for less than the reschedule grace period, and nodes of a
-	// zone that looks partitioned, however long.
+	// offline (or with an unreachable runtime) for less than the reschedule
+	// grace period, and offline nodes of a zone that looks partitioned,
+	// however long.
 	count := map[string]int{}
 	var keep []edgev1alpha1.ServiceInstance
 	var disrupted map[string]string // only once a node is past the grace period
@@ -167,7 +176,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		if !eligible(n) {
 			continue
 		}
-		switch off := offlineFor(n, now); {
+		switch off := unavailableFor(n, now); {
 		case off == 0:
 		case off < r.RescheduleGrace:
 			if left := r.RescheduleGrace - off; p.recheckIn == 0 || left < p.recheckIn {
@@ -181,8 +190,10 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 				}
 				disrupted = disruptedZones(all, now, r.RescheduleGrace)
 			}
+			// A partition holds offline nodes; an engine that is down on
+			// a node that still reaches us is no partition.
 			why, partitioned := disrupted[zoneOf(n)]
-			if !partitioned {
+			if !partitioned || n.Status.Status == edgev1alpha1.NodeOnline {
 				continue
 			}
 			if !held[why] {
@@ -205,7 +216,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		count[keep[victim].NodeName]--
 		keep = append(keep[:victim], keep[victim+1:]...)
 	}
-	// Too few: add to the online nodes with the fewest instances. Most
+	// Too few: add to the available nodes with the fewest instances. Most
 	// reconciles place nothing and skip going through every node.
 	var online []*edgev1alpha1.EdgeNode
 	if int32(len(keep)) < p.desired {
@@ -214,7 +225,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 			return p, err
 		}
 		for _, n := range all {
-			if eligible(n) && n.Status.Status == edgev1alpha1.NodeOnline {
+			if eligible(n) && available(n) {
 				online = append(online, n)
 			}
 		}
@@ -228,7 +239,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	}
 	for int32(len(keep)) < p.desired {
 		if len(online) == 0 {
-			p.problems = append(p.problems, fmt.Sprintf("no online node runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
+			p.problems = append(p.problems, fmt.Sprintf("no online node with a reachable runtime runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
 			break
 		}
 		best, bestLoad := online[0], load(online[0])
@@ -254,8 +265,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 // worse says whether instance a should go before instance b when a
 // dynamic service has too many instances.
 func worse(a, b edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, count map[string]int) bool {
-	aOff := nodes[a.NodeName].Status.Status != edgev1alpha1.NodeOnline
-	bOff := nodes[b.NodeName].Status.Status != edgev1alpha1.NodeOnline
+	aOff, bOff := !available(nodes[a.NodeName]), !available(nodes[b.NodeName])
 	if aOff != bOff {
 		return aOff
 	}

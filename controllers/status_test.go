@@ -178,6 +178,16 @@ func TestPlaceOffline(t *testing.T) {
 		n.Status.ContainerManagedTotal = managed
 		return n
 	}
+	// engineDown is an online node whose agent reports its runtime
+	// unreachable, and whose Ready went False that long ago.
+	engineDown := func(name, zone string, since time.Duration) *edgev1alpha1.EdgeNode {
+		n := node(name, zone, 0)
+		n.Status.Conditions = []metav1.Condition{
+			{Type: edgev1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-since))},
+			{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-since))},
+		}
+		return n
+	}
 	svc := &edgev1alpha1.EdgeService{}
 	svc.Spec.Image.Ref = "app@1#linux"
 	svc.Spec.Policy = edgev1alpha1.PolicyDynamic
@@ -204,6 +214,15 @@ func TestPlaceOffline(t *testing.T) {
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("c", "z", 0), node("b", "z", 0)}, "b", 0, true},
 		{"offline past the grace: moved to the node with fewer managed containers",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), busy(node("b", "z", 0), 3), busy(node("c", "z", 0), 1)}, "c", 0, true},
+		{"runtime unreachable for a minute: kept, rechecked when the grace ends",
+			[]*edgev1alpha1.EdgeNode{engineDown("a", "z", time.Minute), node("b", "z", 0)}, "a", 4 * time.Minute, false},
+		{"runtime unreachable past the grace: moved to an available node",
+			[]*edgev1alpha1.EdgeNode{engineDown("a", "z", 6*time.Minute), node("b", "z", 0)}, "b", 0, true},
+		{"runtime unreachable past the grace in a zone that looks partitioned: moved all the same",
+			[]*edgev1alpha1.EdgeNode{engineDown("a", "z", 6*time.Minute), node("a2", "z", 6*time.Minute), node("a3", "z", 6*time.Minute),
+				node("a4", "z", 6*time.Minute), node("b", "z", 0)}, "b", 0, true},
+		{"a new instance never goes to a node whose runtime is unreachable",
+			[]*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), engineDown("b", "z", time.Second), node("c", "z", 0)}, "c", 0, true},
 		{"online: kept without reading every node",
 			[]*edgev1alpha1.EdgeNode{node("a", "z", 0), node("b", "z", 0)}, "a", 0, false},
 	} {
@@ -244,4 +263,36 @@ func TestPlaceOffline(t *testing.T) {
 			t.Fatalf("placed %+v; want it on c, the node with nothing placed", p.instances)
 		}
 	})
+}
+
+// A node's Ready from its liveness and its agent's RuntimeReady.
+func TestNodeReady(t *testing.T) {
+	down := &metav1.Condition{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionFalse,
+		Reason: edgev1alpha1.ReasonRuntimeUnreachable, Message: "dial unix /run/podman/podman.sock: connect: connection refused"}
+	up := &metav1.Condition{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionTrue, Reason: edgev1alpha1.ReasonRuntimeReachable}
+	for _, tc := range []struct {
+		name        string
+		state       edgev1alpha1.NodeState
+		runtime     *metav1.Condition
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+		wantMessage string
+	}{
+		{"online, no runtime condition (an older agent)", edgev1alpha1.NodeOnline, nil, metav1.ConditionTrue, edgev1alpha1.ReasonAgentReady, "lease"},
+		{"online, runtime reachable", edgev1alpha1.NodeOnline, up, metav1.ConditionTrue, edgev1alpha1.ReasonAgentReady, "lease"},
+		{"online, runtime unreachable", edgev1alpha1.NodeOnline, down, metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable,
+			"The agent renews its Lease, but its container runtime does not answer: dial unix /run/podman/podman.sock: connect: connection refused"},
+		{"offline: what the agent said last is not current", edgev1alpha1.NodeOffline, down, metav1.ConditionUnknown, edgev1alpha1.ReasonLeaseExpired, "lease"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reason := edgev1alpha1.ReasonAgentReady
+			if tc.state == edgev1alpha1.NodeOffline {
+				reason = edgev1alpha1.ReasonLeaseExpired
+			}
+			status, gotReason, msg := nodeReady(tc.state, reason, "lease", tc.runtime)
+			if status != tc.wantStatus || gotReason != tc.wantReason || msg != tc.wantMessage {
+				t.Fatalf("got %s %s %q; want %s %s %q", status, gotReason, msg, tc.wantStatus, tc.wantReason, tc.wantMessage)
+			}
+		})
+	}
 }

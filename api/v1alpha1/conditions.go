@@ -27,6 +27,16 @@ const (
 	// ReasonLeaseMissing: the node has no Lease; its agent never reported.
 	ReasonLeaseMissing = "LeaseMissing"
 
+	// ConditionRuntimeReady is written on an EdgeNode by its agent: True
+	// while the node's container engine answers the agent's probe.
+	ConditionRuntimeReady = "RuntimeReady"
+	// ReasonRuntimeReachable: the engine answered the last probe.
+	ReasonRuntimeReachable = "RuntimeReachable"
+	// ReasonRuntimeUnreachable: the engine did not answer; the node's
+	// containers are in an unknown state. Also the reason of a node's Ready
+	// False while its agent is alive but its engine is not.
+	ReasonRuntimeUnreachable = "RuntimeUnreachable"
+
 	// ConditionAvailable is True on an EdgeService while every instance runs
 	// the current revision.
 	ConditionAvailable = "Available"

@@ -262,7 +262,10 @@ type EdgeNodeStatus struct {
 	// +optional
 	AppRunning int32 `json:"appRunning,omitempty"`
 
-	// conditions hold Ready: True while the node is online.
+	// conditions hold Ready, written by the controller: True while the node
+	// is online and its runtime is not reported unreachable; and
+	// RuntimeReady, written by the agent: whether its container engine
+	// answers.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -277,6 +280,7 @@ type EdgeNodeStatus struct {
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.status.nodeInfo.type`
 // +kubebuilder:printcolumn:name="Arch",type=string,JSONPath=`.status.nodeInfo.arch`
+// +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.status.conditions[?(@.type=="RuntimeReady")].reason`
 // +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.containerRunning`
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.containerTotal`
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`,priority=1

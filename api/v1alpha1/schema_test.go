@@ -135,7 +135,7 @@ var _ = Describe("Samples", func() {
 		By("showing the printer columns")
 		out, err = kubectl("get", "en", "edge-linux-01")
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "STATUS", "TYPE", "ARCH", "RUNNING", "TOTAL", "AGE"}))
+		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "STATUS", "TYPE", "ARCH", "RUNTIME", "RUNNING", "TOTAL", "AGE"}))
 		out, err = kubectl("get", "es", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "POLICY", "READY", "AVAILABLE", "DESIRED", "REVISION", "AGE"}))

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string) error {
 	o := agent.DefaultOptions()
 	var (
 		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
-		address, endpoint, registry, pprofAddr                                              string
+		address, endpoint, registry, pprofAddr, stateDir                                    string
 		count                                                                               int
 		qps                                                                                 float64
 		burst                                                                               int
@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string) error {
 	)
 	fs.StringVar(&runtime, "runtime", "sim", "Container runtime: docker (the Docker Engine API of Docker or Podman) or sim (simulated nodes).")
 	fs.StringVar(&endpoint, "runtime-endpoint", "", "docker: the engine's API address, e.g. unix:///run/podman/podman.sock; empty means DOCKER_HOST, else unix:///var/run/docker.sock.")
+	fs.StringVar(&stateDir, "state-dir", defaultStateDir, "Directory of the state file (<node>.json) that keeps the node's last desired state, to start from while the API server cannot be reached; with --runtime=sim it is kept only when this flag is given. Empty keeps none.")
+	fs.DurationVar(&o.RuntimeProbeInterval, "runtime-probe-interval", o.RuntimeProbeInterval, "How often the engine is pinged; the node's RuntimeReady condition follows within one probe.")
 	fs.StringVar(&registry, "image-registry", "", "docker: registry prefixed to image repositories that name none, e.g. registry.plant-a.local:5000.")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", o.StopTimeout, "How long a container may take to exit when stopped before it is killed.")
 	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "How long a node holds its changes, from the first of them, to report them in one apply (two reports are at least this far apart): 0 reports each change at once.")
@@ -112,8 +114,14 @@ func run(ctx context.Context, args []string) error {
 		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
 		return nil
 	}
+	stateSet := false
+	fs.Visit(func(f *flag.Flag) { stateSet = stateSet || f.Name == "state-dir" })
+	o.StateDir = stateDir
 	switch runtime {
 	case "sim":
+		if !stateSet {
+			o.StateDir = "" // simulated containers do not outlive the process
+		}
 	case "docker":
 		if name == "" {
 			host, err := os.Hostname()
@@ -178,6 +186,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	return agent.Run(ctx, cfg, o)
 }
+
+// defaultStateDir is where a device keeps the agent's state (the systemd
+// unit's StateDirectory).
+const defaultStateDir = "/var/lib/edge-agent"
 
 func optionalRegexp(s string) (*regexp.Regexp, error) {
 	if s == "" {

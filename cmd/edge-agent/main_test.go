@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The shipped systemd unit starts the agent with flags it knows.
@@ -43,6 +44,37 @@ func TestSystemdUnitFlags(t *testing.T) {
 	// --version stops the agent once every flag before it has parsed.
 	if err := run(context.Background(), append(fields[1:], "--version")); err != nil {
 		t.Fatalf("the unit's flags: %v", err)
+	}
+	// The unit gives the agent the directory its state file defaults to.
+	if !strings.Contains(string(unit), "\nStateDirectory="+filepath.Base(defaultStateDir)+"\n") {
+		t.Fatalf("the unit has no StateDirectory=%s for --state-dir's default %s", filepath.Base(defaultStateDir), defaultStateDir)
+	}
+}
+
+// An agent started while the API server cannot be reached runs on (it
+// used to exit at once, failing discovery), until it is stopped.
+func TestStartsWithoutAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	// Nothing listens on port 1 of loopback: every call is refused.
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := run(ctx, []string{"--runtime=sim", "--kubeconfig=" + kubeconfig, "--node-name=edge-01", "--state-dir=" + dir})
+	if err != nil {
+		t.Fatalf("the agent exited after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	if ctx.Err() == nil {
+		t.Fatalf("the agent returned after %s, before it was stopped", time.Since(start).Round(time.Millisecond))
 	}
 }
 

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
@@ -92,6 +94,12 @@ type Options struct {
 	StopTimeout time.Duration
 	// AgentVersion is reported in the node's nodeInfo.
 	AgentVersion string
+	// StateDir holds each node's state file, <node>.json: its last
+	// desired state, to start from while the API server cannot be
+	// reached. Empty keeps none.
+	StateDir string
+	// RuntimeProbeInterval is how often each node pings its engine.
+	RuntimeProbeInterval time.Duration
 
 	// The simulator's settings.
 
@@ -115,11 +123,13 @@ func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
-		AgentVersion: "edge-agent/" + version.Version(), StartDelay: 2 * time.Second, SystemContainers: 1,
+		AgentVersion: "edge-agent/" + version.Version(), StartDelay: 2 * time.Second, SystemContainers: 1, RuntimeProbeInterval: 5 * time.Second,
 	}
 }
 
-// Run runs the agent's nodes until ctx is done.
+// Run runs the agent's nodes until ctx is done. It makes no call to the
+// API server before the nodes run: each node starts from its state file
+// and goes on while the API server cannot be reached.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if len(o.Nodes) == 0 {
 		return fmt.Errorf("no nodes to play")
@@ -127,15 +137,23 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if o.RuntimeProbeInterval <= 0 {
+		o.RuntimeProbeInterval = DefaultOptions().RuntimeProbeInterval
+	}
+	mapper := restMapper()
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
 	if err != nil {
 		return err
 	}
-	view, err := cache.New(cfg, cacheOptions(o))
+	view, err := cache.New(cfg, cacheOptions(o, mapper))
 	if err != nil {
 		return err
 	}
 	if err := index.RegisterServiceByNode(ctx, view); err != nil {
+		return err
+	}
+	services, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
+	if err != nil {
 		return err
 	}
 	start := o.Clock.Now()
@@ -148,17 +166,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		} else if rt, err = o.NewRuntime(n, i); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		loop := newNode(n, o, rt, c, view, start, i)
+		loop := newNode(n, o, rt, c, view, services.HasSynced, start, i)
 		loops = append(loops, loop)
 		byLabel[names.PlacementLabel(n.Name)] = loop
 	}
-	if err := wakeOnChange(ctx, view, byLabel); err != nil {
+	if err := wakeOnChange(services, byLabel); err != nil {
 		return err
 	}
 	go func() { _ = view.Start(ctx) }()
-	if !view.WaitForCacheSync(ctx) {
-		return ctx.Err()
-	}
 	var wg sync.WaitGroup
 	for _, loop := range loops {
 		wg.Go(func() { loop.run(ctx) })
@@ -168,11 +183,30 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	return nil
 }
 
+// restMapper knows the kinds the agent uses without asking the API server:
+// discovery at start would keep an agent from starting while its link is down.
+func restMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(edgev1alpha1.GroupVersion.WithKind("EdgeService"), meta.RESTScopeNamespace)
+	m.Add(edgev1alpha1.GroupVersion.WithKind("EdgeNode"), meta.RESTScopeRoot)
+	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
+	return m
+}
+
 // cacheOptions watches only the services placed on the agent's node when it
 // plays one node, as a real agent does; a simulator of many nodes watches
-// every service of the namespace.
-func cacheOptions(o Options) cache.Options {
-	opts := cache.Options{Scheme: scheme.Scheme, DefaultTransform: cache.TransformStripManagedFields()}
+// every service of the namespace. A watch that fails is retried by the
+// informer with its own back-off; the nodes' link logs the outage, so the
+// informer logs a failure once a minute at most.
+func cacheOptions(o Options, mapper meta.RESTMapper) cache.Options {
+	watchLog := outage{what: "Watch of the node's services", log: o.Log.Info}
+	var mu sync.Mutex
+	opts := cache.Options{Scheme: scheme.Scheme, Mapper: mapper, DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultWatchErrorHandler: func(_ context.Context, _ *toolscache.Reflector, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			watchLog.fail(o.Clock.Now(), err)
+		}}
 	svc := cache.ByObject{}
 	if len(o.Nodes) == 1 {
 		req, err := labels.NewRequirement(names.PlacementLabel(o.Nodes[0].Name), selection.Exists, nil)
@@ -190,11 +224,7 @@ func cacheOptions(o Options) cache.Options {
 // wakeOnChange wakes the nodes a service is placed on (by its placement
 // labels, before and after the change) whenever the service changes, so
 // that a node acts on a change at once rather than at its next tick.
-func wakeOnChange(ctx context.Context, view cache.Cache, byLabel map[string]*node) error {
-	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
-	if err != nil {
-		return err
-	}
+func wakeOnChange(inf cache.Informer, byLabel map[string]*node) error {
 	wake := func(obj any) {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -207,7 +237,7 @@ func wakeOnChange(ctx context.Context, view cache.Cache, byLabel map[string]*nod
 			}
 		}
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { wake(obj) },
 		UpdateFunc: func(old, obj any) { wake(old); wake(obj) },
 		DeleteFunc: wake,

@@ -29,7 +29,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,8 +45,22 @@ type node struct {
 	rt   Runtime
 	c    client.Client
 	view client.Reader
-	info RuntimeInfo
-	boot *metav1.Time
+	// synced says the watch cache holds what the API server said; until
+	// then the node runs from its state file.
+	synced func() bool
+	info   RuntimeInfo
+	boot   *metav1.Time
+
+	// link is the node's link to the API server, health its engine's;
+	// registered says the EdgeNode is known to exist.
+	link       *link
+	health     *health
+	registered bool
+	// state is the node's state file (nil without --state-dir); fromFile
+	// is what it held at start, the desired state until the cache syncs.
+	state    *stateFile
+	fromFile map[string]want
+	disk     outage
 
 	// known is what the runtime last showed, by runtime id; figures are
 	// the last stats of running containers; started holds the ids the loop
@@ -59,12 +72,13 @@ type node struct {
 	failures map[string]*failure // by task id
 	events   <-chan string
 	// sampling delivers the figures of a sample under way; nil when none is.
-	sampling       chan map[string]Stats
-	wake           chan struct{}
-	stopWatch      context.CancelFunc
-	nextResync     time.Time
-	reported       []edgev1alpha1.ObservedContainer
-	reportedCounts *Counts
+	sampling        chan map[string]Stats
+	wake            chan struct{}
+	stopWatch       context.CancelFunc
+	nextResync      time.Time
+	reported        []edgev1alpha1.ObservedContainer
+	reportedCounts  *Counts
+	reportedRuntime *metav1.Condition
 	// dirty says a change waits to be reported; dirtySince is when the
 	// first of them was seen.
 	dirty                  bool
@@ -98,14 +112,22 @@ const (
 	maxMessage = 4096
 )
 
-func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader, start time.Time, i int) *node {
+func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader, synced func() bool, start time.Time, i int) *node {
 	s := &node{
-		Node: n, o: o, rt: rt, c: c, view: view,
+		Node: n, o: o, rt: rt, c: c, view: view, synced: synced,
+		// What the engine says replaces this once it answers.
+		info: RuntimeInfo{Type: n.Type, Arch: n.Arch},
 		wake: make(chan struct{}, 1), known: map[string]*Container{}, figures: map[string]Stats{}, started: map[string]bool{}, failures: map[string]*failure{},
 		dirty: true,
 		// Spread the metrics refreshes of many nodes over the interval.
 		nextMetrics: start.Add(o.MetricsInterval * time.Duration(i%97) / 97),
 		log:         func(msg string, kv ...any) { o.Log.Info(msg, append([]any{"node", n.Name}, kv...)...) },
+	}
+	s.link = newLink(uint64(i)+uint64(start.UnixNano()), s.log)
+	s.health = newHealth(o.RuntimeProbeInterval, s.log)
+	s.disk = outage{what: "State file writes", log: s.log}
+	if o.StateDir != "" {
+		s.state = newStateFile(o.StateDir, n.Name)
 	}
 	for _, sl := range o.Silences {
 		if sl.Node == n.Name {
@@ -116,13 +138,15 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader,
 }
 
 func (s *node) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := s.register(ctx); err == nil {
-			break
-		} else {
-			s.log("Registering the node failed; retrying", "error", err.Error())
+	if s.state != nil {
+		services, err := s.state.load(s.o.Clock.Now())
+		if err != nil {
+			s.log("Starting without the state file", "error", err.Error())
 		}
-		sleep(ctx, s.o.Clock, time.Second)
+		s.fromFile = wantsOf(services)
+		if len(services) > 0 {
+			s.log("Loaded the node's last desired state", "file", s.state.path, "instances", len(s.fromFile))
+		}
 	}
 	for ctx.Err() == nil {
 		s.step(ctx)
@@ -143,29 +167,13 @@ func (s *node) run(ctx context.Context) {
 	}
 }
 
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-c.After(d):
-	}
-}
-
-// register reads the runtime's view of the node and creates the EdgeNode
-// unless it exists.
+// register creates the EdgeNode unless it exists.
 func (s *node) register(ctx context.Context) error {
-	info, err := s.rt.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("runtime: %w", err)
-	}
-	s.info = info
-	if !info.BootTime.IsZero() {
-		s.boot = ptr.To(metav1.NewTime(info.BootTime.Truncate(time.Second)))
-	}
 	n := &edgev1alpha1.EdgeNode{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels},
 		Spec:       edgev1alpha1.EdgeNodeSpec{Address: s.Address, Type: s.Type, Arch: s.Arch},
 	}
-	err = s.c.Create(ctx, n)
+	err := s.c.Create(ctx, n)
 	if apierrors.IsForbidden(err) {
 		// An agent limited to its own node may not create it: the node
 		// must have been created for it.
@@ -177,40 +185,108 @@ func (s *node) register(ctx context.Context) error {
 	return nil
 }
 
-// step renews the Lease when due, brings the runtime's containers in line
-// with the instances placed on the node, and reports when something changed.
+// step registers the node and renews its Lease when the link allows,
+// probes the engine when due, brings the engine's containers in line with
+// the instances placed on the node while it answers, and reports when
+// something changed.
 func (s *node) step(ctx context.Context) {
 	now := s.o.Clock.Now()
 	if !now.Before(s.silentFrom) && now.Before(s.silentTo) {
 		return // silent: neither Lease nor report
 	}
-	if !now.Before(s.nextRenew) {
-		if err := s.renewLease(ctx, now); err != nil {
-			s.log("Renewing the Lease failed", "error", err.Error())
-		} else {
-			s.nextRenew = now.Add(s.o.RenewInterval)
-		}
+	s.cloud(ctx, now)
+	if s.health.probe(ctx, s.rt, now) {
+		s.runtimeChanged(ctx, now)
 	}
-	if err := s.sync(ctx, now); err != nil {
-		s.log("Listing the runtime's containers failed", "error", err.Error())
-		return
-	}
-	desired, err := s.desired(ctx)
+	desired, authoritative, err := s.desired(ctx)
 	if err != nil {
 		s.log("Reading the node's services failed", "error", err.Error())
 		return
 	}
-	s.converge(ctx, desired, now)
-	if s.sampling == nil && sampleDue(s.dirty, now, s.nextMetrics, s.o.MetricsInterval) {
-		s.sample(ctx)
-		s.nextMetrics = now.Add(s.o.MetricsInterval)
+	if authoritative {
+		s.remember(desired, now)
 	}
-	if reportDue(s.dirty, s.dirtySince, now, s.o.MinReportInterval) {
-		if err := s.report(ctx, desired); err != nil {
-			s.log("Reporting failed; retrying", "error", err.Error())
+	if s.health.ready() {
+		if err := s.sync(ctx, now); err != nil {
+			s.health.suspect(now)
+			s.o.Log.V(1).Info("Listing the runtime's containers failed", "node", s.Name, "error", err.Error())
+		} else {
+			s.converge(ctx, desired, authoritative, now)
+			if s.sampling == nil && sampleDue(s.dirty, now, s.nextMetrics, s.o.MetricsInterval) {
+				s.sample(ctx)
+				s.nextMetrics = now.Add(s.o.MetricsInterval)
+			}
+		}
+	}
+	if reportDue(s.dirty, s.dirtySince, now, s.o.MinReportInterval) && s.registered && s.link.ready(now) {
+		err := s.report(ctx, desired)
+		s.link.result(now, err)
+		if err != nil {
+			if !linkFailure(err) {
+				s.log("Reporting failed; retrying", "error", err.Error())
+			}
 			return
 		}
 		s.dirty = false
+	}
+}
+
+// cloud registers the node and renews its Lease, when the link allows a
+// call. When the link comes back, the changes held meanwhile are reported
+// at once, in one apply.
+func (s *node) cloud(ctx context.Context, now time.Time) {
+	call := func(what string, err error) bool {
+		if s.link.result(now, err) && s.dirty {
+			s.dirtySince = now.Add(-s.o.MinReportInterval)
+		}
+		if err != nil && !linkFailure(err) {
+			s.log(what+" failed", "error", err.Error())
+		}
+		return err == nil
+	}
+	if !s.registered && s.link.ready(now) {
+		s.registered = call("Registering the node", s.register(ctx))
+	}
+	if !now.Before(s.nextRenew) && s.link.ready(now) && call("Renewing the Lease", s.renewLease(ctx, now)) {
+		s.nextRenew = now.Add(s.o.RenewInterval)
+	}
+}
+
+// runtimeChanged acts on the engine going down or coming back: while it is
+// down nothing is asked of it and its containers' state is unknown; when
+// it answers again, the node reads its info and lists every container
+// afresh (containers it lost are then created again).
+func (s *node) runtimeChanged(ctx context.Context, now time.Time) {
+	s.changed()
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	s.events, s.nextResync = nil, now
+	if !s.health.ready() {
+		clear(s.figures)
+		return
+	}
+	info, err := s.rt.Info(ctx)
+	if err != nil {
+		s.health.suspect(now)
+		return
+	}
+	s.info = info
+	if !info.BootTime.IsZero() {
+		s.boot = ptr.To(metav1.NewTime(info.BootTime.Truncate(time.Second)))
+	}
+}
+
+// remember keeps the desired state the API server gave in the state file.
+func (s *node) remember(desired map[string]want, now time.Time) {
+	s.fromFile = nil
+	if s.state == nil {
+		return
+	}
+	if err := s.state.save(desired, now); err != nil {
+		s.disk.fail(now, err)
+	} else {
+		s.disk.ok(now)
 	}
 }
 
@@ -351,7 +427,8 @@ func (s *node) refresh(ctx context.Context, id string) *Container {
 		return nil
 	}
 	if err != nil {
-		s.log("Inspecting a container failed", "container", id, "error", err.Error())
+		s.health.suspect(s.o.Clock.Now())
+		s.o.Log.V(1).Info("Inspecting a container failed", "node", s.Name, "container", id, "error", err.Error())
 		return s.known[id]
 	}
 	if s.foreign(&c) {
@@ -373,13 +450,18 @@ func (s *node) forget(id string) {
 	}
 }
 
-// desired lists the instances placed on the node, by task id. Instances
-// of a service being deleted are not wanted: their containers go, so that
-// the service's finalizer can.
-func (s *node) desired(ctx context.Context) (map[string]want, error) {
+// desired lists the instances placed on the node, by task id, and says
+// whether the API server said so: until the watch cache has synced they
+// come from the state file, which may be out of date. Instances of a
+// service being deleted are not wanted: their containers go, so that the
+// service's finalizer can.
+func (s *node) desired(ctx context.Context) (map[string]want, bool, error) {
+	if !s.synced() {
+		return s.fromFile, false, nil
+	}
 	list := &edgev1alpha1.EdgeServiceList{}
 	if err := s.view.List(ctx, list, client.MatchingFields{index.ServiceByNode: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := map[string]want{}
 	for i := range list.Items {
@@ -393,12 +475,15 @@ func (s *node) desired(ctx context.Context) (map[string]want, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // converge removes the containers of instances that left or moved to
-// another revision, creates the missing ones and starts them once.
-func (s *node) converge(ctx context.Context, desired map[string]want, now time.Time) {
+// another revision, creates the missing ones and starts them once. When
+// desired is not authoritative (the state file, before the API server has
+// answered) nothing is removed or replaced: a container goes only when
+// the API server says its instance did.
+func (s *node) converge(ctx context.Context, desired map[string]want, authoritative bool, now time.Time) {
 	byTask := map[string][]*Container{}
 	for _, c := range s.known {
 		if t := c.TaskID(); t != "" {
@@ -406,7 +491,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 		}
 	}
 	for task, cs := range byTask {
-		if _, ok := desired[task]; !ok {
+		if _, ok := desired[task]; !ok && authoritative {
 			for _, c := range cs {
 				s.remove(ctx, c)
 			}
@@ -425,7 +510,12 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 				keep = c
 				continue
 			}
-			s.remove(ctx, c) // another revision, or a duplicate
+			if authoritative {
+				s.remove(ctx, c) // another revision, or a duplicate
+			}
+		}
+		if keep == nil && !authoritative && len(byTask[task]) > 0 {
+			continue // kept as it is until the API server answers
 		}
 		f := s.failures[task]
 		if f != nil && f.revision != w.inst.Revision {
@@ -439,7 +529,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 		if keep == nil {
 			id, err := s.rt.Create(ctx, s.spec(w))
 			if err != nil {
-				s.fail(task, w.inst.Revision, "", err, now)
+				s.fail(ctx, task, w.inst.Revision, "", err, now)
 				continue
 			}
 			s.log("Created container", "container", w.inst.Name, "id", id, "revision", w.inst.Revision)
@@ -455,7 +545,7 @@ func (s *node) converge(ctx context.Context, desired map[string]want, now time.T
 			continue
 		}
 		if err := s.rt.Start(ctx, keep.ID); err != nil {
-			s.fail(task, w.inst.Revision, keep.ID, err, now)
+			s.fail(ctx, task, w.inst.Revision, keep.ID, err, now)
 		} else {
 			s.log("Started container", "container", keep.Name, "id", keep.ID)
 			s.started[keep.ID] = true
@@ -479,8 +569,14 @@ func (s *node) spec(w want) ContainerSpec {
 }
 
 // fail records a failed create or start, to be reported and tried again
-// after a back-off that doubles up to retryMax.
-func (s *node) fail(task string, rev int64, id string, err error, now time.Time) {
+// after a back-off that doubles up to retryMax. A call that failed because
+// the engine stopped answering is no failure of the instance: the probe
+// takes over.
+func (s *node) fail(ctx context.Context, task string, rev int64, id string, err error, now time.Time) {
+	if s.rt.Ping(ctx) != nil {
+		s.health.suspect(now)
+		return
+	}
 	f := s.failures[task]
 	if f == nil || f.revision != rev {
 		f = &failure{revision: rev}
@@ -572,7 +668,13 @@ func (s *node) report(ctx context.Context, desired map[string]want) error {
 	containers := make([]edgev1alpha1.ObservedContainer, 0, len(s.known)+len(s.failures))
 	has := map[string]bool{}
 	for _, c := range s.known {
-		containers = append(containers, s.observe(c))
+		o := s.observe(c)
+		if !s.health.ready() {
+			// The engine does not answer: the last state seen is no
+			// longer known to be true.
+			o.State, o.CPU, o.Memory, o.Size = "", nil, nil, nil
+		}
+		containers = append(containers, o)
 		has[c.TaskID()] = true
 	}
 	for task, f := range s.failures {
@@ -589,15 +691,16 @@ func (s *node) report(ctx context.Context, desired map[string]want) error {
 		serviceOfTask[task] = w.svc.Namespace + "/" + w.svc.Name
 	}
 	counts := Count(containers, serviceOfTask)
-	if s.reportedCounts != nil && *s.reportedCounts == counts && reflect.DeepEqual(containers, s.reported) {
+	runtime := s.health.condition()
+	if s.reportedCounts != nil && *s.reportedCounts == counts && reflect.DeepEqual(containers, s.reported) && reflect.DeepEqual(runtime, s.reportedRuntime) {
 		return nil
 	}
 	info := edgev1alpha1.NodeInfo{Type: s.info.Type, Arch: s.info.Arch, OSVersion: s.info.OSVersion, RuntimeVersion: s.info.RuntimeVersion, AgentVersion: s.o.AgentVersion}
-	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, containers, counts); err != nil {
+	if err := ApplyStatus(ctx, s.c, s.Name, info, s.boot, runtime, containers, counts); err != nil {
 		return err
 	}
 	s.o.Log.V(1).Info("Reported", "node", s.Name, "containers", len(containers))
-	s.reported, s.reportedCounts = containers, &counts
+	s.reported, s.reportedCounts, s.reportedRuntime = containers, &counts, runtime
 	return nil
 }
 

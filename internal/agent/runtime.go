@@ -29,6 +29,11 @@ import (
 // shape of CRI: the node loop decides, a runtime only does what it is told
 // and says what it sees. docs/agent.md says what a new runtime implements.
 type Runtime interface {
+	// Ping checks that the engine answers. The node loop probes with it
+	// every RuntimeProbeInterval, and at once after a call that failed;
+	// while it fails the loop makes no other call and reports the node's
+	// containers in an unknown state.
+	Ping(ctx context.Context) error
 	// Info describes the node as the engine sees it.
 	Info(ctx context.Context) (RuntimeInfo, error)
 	// List returns every container on the node, edgeplane's and others'.

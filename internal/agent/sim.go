@@ -69,6 +69,8 @@ func NewSimRuntime(n Node, o Options, i int) Runtime {
 	return r
 }
 
+func (r *simRuntime) Ping(context.Context) error { return nil }
+
 func (r *simRuntime) Info(context.Context) (RuntimeInfo, error) {
 	return RuntimeInfo{Type: r.node.Type, Arch: r.node.Arch, OSVersion: "sim", RuntimeVersion: "sim-1", BootTime: r.boot}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	acmetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -28,18 +29,30 @@ import (
 )
 
 // ApplyStatus applies an agent's half of a node's status by server-side
-// apply under FieldOwner: node info, boot time (when set), the containers
-// and their counts. The controller's half (liveness) stays the
-// controller's.
-func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers []edgev1alpha1.ObservedContainer, counts Counts) error {
-	st := acv1alpha1.EdgeNodeStatus().
-		WithNodeInfo(acv1alpha1.NodeInfo().WithType(info.Type).WithArch(info.Arch).WithOSVersion(info.OSVersion).
-			WithRuntimeVersion(info.RuntimeVersion).WithAgentVersion(info.AgentVersion)).
+// apply under FieldOwner: node info (its fields that are known), boot time
+// (when set), the RuntimeReady condition (when probed), the containers and
+// their counts. The controller's half (liveness, Ready) stays the
+// controller's: conditions are a map list, so each writer owns its own.
+func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, runtime *metav1.Condition, containers []edgev1alpha1.ObservedContainer, counts Counts) error {
+	ni := acv1alpha1.NodeInfo()
+	for _, f := range []struct {
+		v   string
+		set func(string) *acv1alpha1.NodeInfoApplyConfiguration
+	}{{info.Type, ni.WithType}, {info.Arch, ni.WithArch}, {info.OSVersion, ni.WithOSVersion}, {info.RuntimeVersion, ni.WithRuntimeVersion}, {info.AgentVersion, ni.WithAgentVersion}} {
+		if f.v != "" {
+			f.set(f.v)
+		}
+	}
+	st := acv1alpha1.EdgeNodeStatus().WithNodeInfo(ni).
 		WithContainerTotal(counts.ContainerTotal).WithContainerRunning(counts.ContainerRunning).
 		WithContainerManagedTotal(counts.ContainerManagedTotal).WithContainerManagedRunning(counts.ContainerManagedRunning).
 		WithAppTotal(counts.AppTotal).WithAppRunning(counts.AppRunning)
 	if bootTime != nil {
 		st.WithBootTime(*bootTime)
+	}
+	if runtime != nil {
+		st.WithConditions(acmetav1.Condition().WithType(runtime.Type).WithStatus(runtime.Status).WithReason(runtime.Reason).
+			WithMessage(runtime.Message).WithLastTransitionTime(runtime.LastTransitionTime))
 	}
 	// An empty list is applied as such: the agent owns the list and a
 	// node whose containers are all gone reports none.

@@ -71,5 +71,5 @@ func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1
 			}
 		}
 	}
-	return agent.ApplyStatus(ctx, c, node, info, bootTime, containers, agent.Count(containers, serviceOfTask))
+	return agent.ApplyStatus(ctx, c, node, info, bootTime, nil, containers, agent.Count(containers, serviceOfTask))
 }

@@ -77,6 +77,12 @@ func (r *Runtime) Close() error { return r.cli.Close() }
 
 // Info reads the engine's version and the host it runs on. The boot time
 // is this host's: the agent runs on the node whose engine it drives.
+// Ping asks the engine's /_ping, as its CLIs do before anything else.
+func (r *Runtime) Ping(ctx context.Context) error {
+	_, err := r.cli.Ping(ctx, client.PingOptions{})
+	return err
+}
+
 func (r *Runtime) Info(ctx context.Context) (agent.RuntimeInfo, error) {
 	v, err := r.cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {

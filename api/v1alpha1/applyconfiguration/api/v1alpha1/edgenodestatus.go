@@ -56,7 +56,10 @@ type EdgeNodeStatusApplyConfiguration struct {
 	AppTotal *int32 `json:"appTotal,omitempty"`
 	// appRunning counts the EdgeServices with a running instance on the node.
 	AppRunning *int32 `json:"appRunning,omitempty"`
-	// conditions hold Ready: True while the node is online.
+	// conditions hold Ready, written by the controller: True while the node
+	// is online and its runtime is not reported unreachable; and
+	// RuntimeReady, written by the agent: whether its container engine
+	// answers.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 

@@ -1,0 +1,253 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// lines collects what an outage logs.
+type lines []string
+
+func (l *lines) log(msg string, _ ...any) { *l = append(*l, msg) }
+
+// One line when it goes down, one a minute at most while it stays down,
+// one when it comes back: never one per attempt.
+func TestOutageLogs(t *testing.T) {
+	var got lines
+	o := outage{what: "Engine", log: got.log}
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	boom := errors.New("connection refused")
+	if !o.fail(t0, boom) {
+		t.Fatal("the first failure did not take it down")
+	}
+	// An attempt every 200 ms for 150 s: 750 attempts.
+	for at := 200 * time.Millisecond; at <= 150*time.Second; at += 200 * time.Millisecond {
+		if o.fail(t0.Add(at), boom) {
+			t.Fatal("a later failure took it down again")
+		}
+	}
+	if !o.ok(t0.Add(151 * time.Second)) {
+		t.Fatal("a success did not bring it back")
+	}
+	if o.ok(t0.Add(152 * time.Second)) {
+		t.Fatal("a second success brought it back again")
+	}
+	want := []string{"Engine went down", "Engine still down", "Engine still down", "Engine came back"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("logged %q; want %q", got, want)
+	}
+}
+
+// The link's retries back off with jitter and stay within their bounds.
+func TestBackoff(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		failures int
+		lo, hi   time.Duration
+	}{
+		{1, 500 * time.Millisecond, time.Second},
+		{2, time.Second, 2 * time.Second},
+		{5, 8 * time.Second, 16 * time.Second},
+		{6, 15 * time.Second, 30 * time.Second},
+		{50, 15 * time.Second, 30 * time.Second},
+	} {
+		seen := map[time.Duration]bool{}
+		for range 200 {
+			d := backoff(tc.failures, linkRetryBase, linkRetryMax, rnd)
+			if d < tc.lo || d > tc.hi {
+				t.Fatalf("after %d failures: %s, want within [%s, %s]", tc.failures, d, tc.lo, tc.hi)
+			}
+			seen[d] = true
+		}
+		// Jitter: a fleet that failed together does not retry together.
+		if len(seen) < 100 {
+			t.Fatalf("after %d failures: only %d distinct waits in 200 draws", tc.failures, len(seen))
+		}
+	}
+}
+
+func TestLinkFailure(t *testing.T) {
+	gr := schema.GroupResource{Group: "edge.edgeplane.io", Resource: "edgenodes"}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("Post %q: dial tcp 127.0.0.1:6443: connect: connection refused", "https://127.0.0.1:6443"), true},
+		{context.DeadlineExceeded, true},
+		{apierrors.NewServiceUnavailable("etcd is down"), true},
+		{apierrors.NewTooManyRequests("slow down", 1), true},
+		{apierrors.NewInternalError(errors.New("boom")), true},
+		{apierrors.NewTimeoutError("timed out", 1), true},
+		{apierrors.NewForbidden(gr, "edge-02", errors.New("not yours")), false},
+		{apierrors.NewConflict(gr, "edge-01", errors.New("changed")), false},
+		{apierrors.NewInvalid(edgev1alpha1.GroupVersion.WithKind("EdgeNode").GroupKind(), "edge-01", nil), false},
+		{apierrors.NewGenericServerResponse(http.StatusBadGateway, "GET", gr, "edge-01", "", 0, true), true},
+	} {
+		if got := linkFailure(tc.err); got != tc.want {
+			t.Errorf("linkFailure(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// While the link is down no call is made before the back-off ends; an
+// answer that refuses a call still proves the link.
+func TestLink(t *testing.T) {
+	var got lines
+	l := newLink(1, got.log)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	if !l.ready(t0) {
+		t.Fatal("a new link is not ready")
+	}
+	l.result(t0, errors.New("connection refused"))
+	if l.ready(t0.Add(400*time.Millisecond)) || !l.ready(t0.Add(time.Second)) {
+		t.Fatalf("after one failure: retry at %s, want within [0.5 s, 1 s]", l.retryAt.Sub(t0))
+	}
+	if l.result(t0.Add(time.Second), apierrors.NewForbidden(schema.GroupResource{Resource: "leases"}, "x", errors.New("no"))) != true {
+		t.Fatal("a refusal from the API server did not bring the link back")
+	}
+	if !l.ready(t0.Add(time.Second)) {
+		t.Fatal("the link is not ready once back")
+	}
+}
+
+func testWants() map[string]want {
+	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1", ResourceVersion: "7"}}
+	svc.Spec.Image.Ref = "web@1.0#linux"
+	svc.Spec.Cmd = []string{"/bin/web"}
+	return map[string]want{
+		"t1": {svc: svc, inst: edgev1alpha1.ServiceInstance{TaskID: "t1", Name: "web-t1", NodeName: "edge-01", Revision: 3}},
+		"t2": {svc: svc, inst: edgev1alpha1.ServiceInstance{TaskID: "t2", Name: "web-t2", NodeName: "edge-01", Revision: 3}},
+	}
+}
+
+// The state file gives back what was saved, is rewritten only when the
+// desired state changes, and leaves no temporary file behind.
+func TestStateFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	f := newStateFile(dir, "edge-01")
+	if err := f.save(testWants(), now); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("state file mode %v, want 0600", info.Mode().Perm())
+	}
+	// Unchanged: not written again.
+	if err := os.Chtimes(f.path, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.save(testWants(), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(f.path); !info.ModTime().Equal(now) {
+		t.Fatal("an unchanged desired state was written again")
+	}
+	services, err := newStateFile(dir, "edge-01").load(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := wantsOf(services)
+	if len(back) != 2 || back["t1"].inst.Revision != 3 || back["t2"].svc.Spec.Cmd[0] != "/bin/web" || back["t1"].svc.UID != "u1" {
+		t.Fatalf("loaded %+v", back)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("the directory holds %d files, want the state file alone", len(entries))
+	}
+}
+
+// A corrupt, torn, foreign or unknown file is set aside with a reason and
+// never trusted.
+func TestStateFileRefusals(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	good := func(t *testing.T, dir string) []byte {
+		f := newStateFile(dir, "edge-01")
+		if err := f.save(testWants(), now); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, tc := range []struct {
+		name   string
+		mangle func(t *testing.T, dir string, data []byte) []byte
+		reason string
+	}{
+		{"torn in the middle", func(_ *testing.T, _ string, d []byte) []byte { return d[:len(d)/2] }, "is not valid JSON"},
+		{"a revision edited by hand", func(_ *testing.T, _ string, d []byte) []byte {
+			return []byte(strings.Replace(string(d), `"revision":3`, `"revision":4`, 1))
+		}, "does not match its checksum"},
+		{"another node's", func(t *testing.T, dir string, _ []byte) []byte {
+			other := newStateFile(dir, "edge-02")
+			if err := other.save(testWants(), now); err != nil {
+				t.Fatal(err)
+			}
+			d, _ := os.ReadFile(other.path)
+			return d
+		}, `belongs to node "edge-02"`},
+		{"another format", func(_ *testing.T, _ string, _ []byte) []byte { return []byte(`{"kind":"Something","version":9}`) }, "is not an edge agent state file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := tc.mangle(t, dir, good(t, dir))
+			f := newStateFile(dir, "edge-01")
+			if err := os.WriteFile(f.path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			services, err := f.load(now)
+			if err == nil || !strings.Contains(err.Error(), tc.reason) || !strings.Contains(err.Error(), "set aside") {
+				t.Fatalf("load: %v; want an error saying it %s and was set aside", err, tc.reason)
+			}
+			if len(services) != 0 {
+				t.Fatalf("a refused file gave %d services", len(services))
+			}
+			if _, err := os.Stat(f.path); !os.IsNotExist(err) {
+				t.Fatal("the refused file is still where the agent reads it")
+			}
+			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("edge-01.json.bad-%d", now.Unix()))); err != nil {
+				t.Fatalf("the refused file was not kept aside: %v", err)
+			}
+		})
+	}
+	// No file: no state, no error.
+	if s, err := newStateFile(t.TempDir(), "edge-01").load(now); err != nil || s != nil {
+		t.Fatalf("missing file: %v, %v", s, err)
+	}
+}
