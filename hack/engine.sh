@@ -8,6 +8,9 @@
 #       imports the test images, prints DOCKER_HOST=unix://DIR/<engine>.sock
 #   hack/engine.sh stop DIR
 #       removes every container, stops the engine, removes DIR
+#   hack/engine.sh down DIR / up DIR
+#       stops the engine's API service, leaving its containers and state,
+#       and starts it again (an engine restart, or an outage in between)
 #
 # podman (the default): Podman's API service, with a configuration a normal
 # host accepts too: cgroupfs (no systemd needed), runc, events in a file,
@@ -15,13 +18,15 @@
 # refuse to raise them.
 # docker: Docker Engine (dockerd) with its own containerd, on a bridge of its
 # own (edgeplane0) and without touching iptables or sysctls, so it runs
-# beside a host's Docker and leaves nothing behind.
+# beside a host's Docker and leaves nothing behind; with live-restore, as
+# an edge device should run it, so containers outlive a daemon restart
+# (Podman's run under conmon, without a daemon).
 set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
 kind=${3:-podman}
-[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR" >&2; exit 2; }
+[[ -n "$cmd" && -n "$dir" ]] || { echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR | down DIR | up DIR" >&2; exit 2; }
 [[ "$kind" == podman || "$kind" == docker ]] || { echo "engine: $kind: want podman or docker" >&2; exit 2; }
 log() { echo "engine: $*" >&2; }
 
@@ -127,9 +132,33 @@ start_docker() {
   ip addr add 10.213.0.1/24 dev edgeplane0
   ip link set edgeplane0 up
   echo edgeplane0 >"$dir/bridge"
+  run_dockerd
+}
+
+run_dockerd() {
   setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/engine.pid" \
     --host "unix://$dir/docker.sock" --bridge edgeplane0 --iptables=false --ip-forward=false --ip-masq=false \
-    --default-ulimit nofile=4096:4096 --default-ulimit nproc=4096:4096 >"$dir/engine.log" 2>&1 </dev/null &
+    --live-restore --default-ulimit nofile=4096:4096 --default-ulimit nproc=4096:4096 >>"$dir/engine.log" 2>&1 </dev/null &
+}
+
+# wait_answer waits up to 15 s for the engine's API.
+wait_answer() {
+  local sock="$dir/$kind.sock"
+  for _ in $(seq 1 150); do answers "$sock" && return 0; sleep 0.1; done
+  cat "$dir/engine.log" >&2
+  log "the $kind engine did not answer on $sock"
+  exit 1
+}
+
+# stop_service stops the engine's API service and waits for it to exit.
+stop_service() {
+  [[ -f "$dir/engine.pid" ]] || return 0
+  local pid
+  pid=$(cat "$dir/engine.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+  rm -f "$dir/engine.pid"
 }
 
 case "$cmd" in
@@ -140,12 +169,7 @@ start)
   echo "$kind" >"$dir/kind"
   "start_$kind"
   sock="$dir/$kind.sock"
-  for _ in $(seq 1 150); do answers "$sock" && break; sleep 0.1; done
-  answers "$sock" || {
-    cat "$dir/engine.log" >&2
-    log "the $kind engine did not answer on $sock"
-    exit 1
-  }
+  wait_answer
   import_images
   log "Docker Engine API ($kind) on unix://$sock"
   echo "DOCKER_HOST=unix://$sock"
@@ -154,24 +178,38 @@ stop)
   [[ -d "$dir" ]] || exit 0
   dir=$(cd "$dir" && pwd)
   kind=$(cat "$dir/kind" 2>/dev/null || echo podman)
+  if [[ ! -f "$dir/engine.pid" && -f "$dir/kind" ]]; then
+    # Down (hack/engine.sh down): up again, to remove its containers.
+    if [[ "$kind" == podman ]]; then start_podman; else run_dockerd; fi
+    (wait_answer) || true
+  fi
   if [[ -f "$dir/engine.pid" ]]; then
-    pid=$(cat "$dir/engine.pid")
     if [[ "$kind" == podman ]]; then
       podman_in rm -af -t 0 >/dev/null 2>&1 || true
     else
       ids=$(docker -H "unix://$dir/docker.sock" ps -aq 2>/dev/null || true)
       [[ -z "$ids" ]] || docker -H "unix://$dir/docker.sock" rm -f $ids >/dev/null 2>&1 || true
     fi
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    stop_service
   fi
   [[ ! -f "$dir/bridge" ]] || ip link delete "$(cat "$dir/bridge")" 2>/dev/null || true
   # A container's mounts go with its removal; the engine's own may stay.
   grep -o " $dir/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$dir"
   ;;
+down)
+  dir=$(cd "$dir" && pwd)
+  kind=$(cat "$dir/kind")
+  stop_service
+  ;;
+up)
+  dir=$(cd "$dir" && pwd)
+  kind=$(cat "$dir/kind")
+  if [[ "$kind" == podman ]]; then start_podman; else run_dockerd; fi
+  wait_answer
+  ;;
 *)
-  echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR" >&2
+  echo "usage: hack/engine.sh start DIR [podman|docker] | stop DIR | down DIR | up DIR" >&2
   exit 2
   ;;
 esac

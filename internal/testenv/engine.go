@@ -64,10 +64,19 @@ func StartEngine(kind string) (*Engine, error) {
 }
 
 // Stop removes the engine's containers, stops it and removes its state.
-func (e *Engine) Stop() error {
-	out, err := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), "stop", e.Dir).CombinedOutput()
+func (e *Engine) Stop() error { return e.script("stop") }
+
+// Down stops the engine's API service, as a crash or an upgrade of the
+// engine does; its containers and images stay.
+func (e *Engine) Down() error { return e.script("down") }
+
+// Up starts the engine's API service again after Down.
+func (e *Engine) Up() error { return e.script("up") }
+
+func (e *Engine) script(cmd string) error {
+	out, err := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "engine.sh"), cmd, e.Dir).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("hack/engine.sh stop: %w: %s", err, out)
+		return fmt.Errorf("hack/engine.sh %s: %w: %s", cmd, err, out)
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,6 +185,65 @@ func engineSpecs(kind string) {
 			g.Expect(c["failedMessage"]).To(And(ContainSubstring("edgeplane.local/ghost:1.0"), ContainSubstring("not present"), ContainSubstring("Never")))
 		}).Should(Succeed())
 		Expect(managedIDs()).To(HaveLen(2), "no container for it")
+	})
+
+	It("reports its engine unreachable while the engine's service is down, its containers unknown, and the same containers when it is back", func() {
+		before := only(Default, cache)
+		Expect(before).To(HaveKeyWithValue("status", "running"))
+		Expect(n.engine.Down()).To(Succeed())
+		Eventually(func(g Gomega) {
+			en := &edgev1alpha1.EdgeNode{}
+			g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Name: n.name}, en)).To(Succeed())
+			rt := meta.FindStatusCondition(en.Status.Conditions, edgev1alpha1.ConditionRuntimeReady)
+			g.Expect(rt).NotTo(BeNil())
+			g.Expect(rt.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(rt.Reason).To(Equal(edgev1alpha1.ReasonRuntimeUnreachable))
+			g.Expect(en.Status.Status).To(Equal(edgev1alpha1.NodeOnline), "the agent is alive")
+			g.Expect(meta.FindStatusCondition(en.Status.Conditions, edgev1alpha1.ConditionReady).Reason).To(Equal(edgev1alpha1.ReasonRuntimeUnreachable))
+			c := only(g, cache)
+			g.Expect(c).To(HaveKeyWithValue("status", BeNil()), "the contract's unknown state, not the last one seen")
+			g.Expect(c["id"]).To(Equal(before["id"]))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+
+		Expect(n.engine.Up()).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := only(g, cache)
+			g.Expect(c).To(HaveKeyWithValue("status", "running"))
+			g.Expect(c["id"]).To(Equal(before["id"]), "the same container: the engine kept it")
+			en := &edgev1alpha1.EdgeNode{}
+			g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Name: n.name}, en)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(en.Status.Conditions, edgev1alpha1.ConditionRuntimeReady)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(en.Status.Conditions, edgev1alpha1.ConditionReady)).To(BeTrue())
+		}).Should(Succeed())
+		Expect(managedIDs()).To(HaveLen(2), "nothing created twice")
+	})
+
+	It("starts with its link cut and keeps its containers, then applies a change made meanwhile", func() {
+		before := only(Default, cache)
+		ids := managedIDs()
+		n.stopAgent()
+		n.proxy.Cut()
+		svc := &edgev1alpha1.EdgeService{}
+		Expect(sys.Client.Get(ctx, key(cache), svc)).To(Succeed())
+		svc.Spec.Config.Linux.Env = []string{"MODE=offline-change"}
+		Expect(sys.Client.Update(ctx, svc)).To(Succeed())
+
+		n.startAgent()
+		Consistently(func(g Gomega) {
+			g.Expect(managedIDs()).To(Equal(ids))
+			g.Expect(inspect(before["id"].(string)).State.Running).To(BeTrue())
+		}).WithTimeout(4*time.Second).Should(Succeed(), "started from its state file, it keeps what runs")
+
+		n.proxy.Restore()
+		Eventually(func(g Gomega) {
+			c := only(g, cache)
+			g.Expect(c["id"]).NotTo(Equal(before["id"]))
+			g.Expect(c).To(HaveKeyWithValue("deployStatus", "success"))
+			g.Expect(c).To(HaveKeyWithValue("deployNum", BeNumerically("==", 2)))
+			g.Expect(inspect(c["id"].(string)).Config.Env).To(ContainElement("MODE=offline-change"))
+		}).Should(Succeed())
+		Expect(managedIDs()).To(HaveLen(2), "the old container replaced, not kept beside")
+		Expect(sys.List(ctx, "/api/v1/service/record", "id", sys.ServiceID(ctx, cache)).Total).To(Equal(2), "one record for the change, exactly once")
 	})
 
 	It("removes the containers when their services are deleted, and lets the finalizers go", func() {

@@ -23,6 +23,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/moby/moby/client"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -86,6 +88,11 @@ type node struct {
 	eng *client.Client
 	// stopAgent stops the running agent.
 	stopAgent func()
+	// The agent reaches the API server through proxy, which a test can
+	// cut, and keeps its state file in stateDir across restarts.
+	proxy    *testenv.Proxy
+	cfg      *rest.Config
+	stateDir string
 }
 
 // start starts the engine and the node's agent.
@@ -96,12 +103,22 @@ func (n *node) start() {
 	Expect(err).NotTo(HaveOccurred(), "this suite needs a real container engine; set %s=1 to skip it", testenv.SkipEngineVar)
 	n.eng, err = client.New(client.WithHost(n.engine.Host))
 	Expect(err).NotTo(HaveOccurred())
+	n.cfg, n.proxy, err = testenv.ProxyConfig(sys.Cfg)
+	Expect(err).NotTo(HaveOccurred())
+	n.stateDir, err = os.MkdirTemp("", "edgeplane-agent-state.")
+	Expect(err).NotTo(HaveOccurred())
 	n.startAgent()
 }
 
 func (n *node) stop() {
 	if n.stopAgent != nil {
 		n.stopAgent()
+	}
+	if n.proxy != nil {
+		n.proxy.Close()
+	}
+	if n.stateDir != "" {
+		Expect(os.RemoveAll(n.stateDir)).To(Succeed())
 	}
 	if n.engine != nil {
 		Expect(n.engine.Stop()).To(Succeed())
@@ -116,6 +133,7 @@ func (n *node) startAgent() {
 	o.Log = logf.Log.WithName("agent").WithValues("engine", n.kind)
 	o.Nodes = []agent.Node{{Name: n.name, Type: "linux", Arch: goruntime.GOARCH, Address: "127.0.0.1:7200"}}
 	o.RenewInterval, o.MetricsInterval, o.Tick, o.ResyncInterval, o.StopTimeout = time.Second, time.Second, 100*time.Millisecond, 5*time.Second, 2*time.Second
+	o.RuntimeProbeInterval, o.StateDir = time.Second, n.stateDir
 	rt, err := docker.New(docker.Options{Endpoint: n.engine.Host, Registry: "edgeplane.local"})
 	Expect(err).NotTo(HaveOccurred())
 	o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return rt, nil }
@@ -124,7 +142,7 @@ func (n *node) startAgent() {
 	go func() {
 		defer close(done)
 		defer func() { _ = rt.Close() }()
-		_ = agent.Run(actx, sys.Cfg, o)
+		_ = agent.Run(actx, n.cfg, o)
 	}()
 	n.stopAgent = func() { stop(); <-done }
 }
