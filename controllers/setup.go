@@ -21,12 +21,17 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
 )
 
@@ -61,11 +66,26 @@ func DefaultOptions() Options {
 
 // CacheOptions limits the cache to what the reconcilers read: Leases only
 // from the lease namespace, and no managedFields anywhere.
+// nodeCredentialsSelector selects the nodes' credentials Secrets.
+var nodeCredentialsSelector = func() labels.Selector {
+	req, err := labels.NewRequirement(edgev1alpha1.LabelNodeCredentials, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
+}()
+
 func CacheOptions(o Options) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{o.LeaseNamespace: {}}},
+			// Pull Secrets alone, and the nodes' own credentials: no other
+			// Secret is held in memory.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{
+				o.LeaseNamespace:    {LabelSelector: nodeCredentialsSelector},
+				cache.AllNamespaces: {FieldSelector: fields.OneTermEqualSelector("type", string(corev1.SecretTypeDockerConfigJson))},
+			}},
 		},
 	}
 }
@@ -97,6 +117,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		RescheduleGrace: o.RescheduleGrace,
 		DeletionTimeout: o.DeletionTimeout,
 	}).SetupWithManager(ctx, mgr, opts); err != nil {
+		return err
+	}
+	if err := (&NodeCredentialsReconciler{
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorder("nodecredentials-controller"),
+		LeaseNamespace: o.LeaseNamespace,
+	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	return (&ProvisionTemplateReconciler{

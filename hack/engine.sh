@@ -86,9 +86,15 @@ runroot = "$dir/run"
 graphroot = "$dir/root"
 EOF
   # No registry is reachable here, and none is needed: images are imported.
+  # A registry a test runs on loopback speaks plain HTTP (Docker allows
+  # 127.0.0.0/8 by default; "127.0.0.1" matches it on any port).
   cat >"$dir/registries.conf" <<EOF
 unqualified-search-registries = []
 short-name-mode = "disabled"
+
+[[registry]]
+location = "127.0.0.1"
+insecure = true
 EOF
 }
 

@@ -77,6 +77,25 @@ type ImageSpec struct {
 	// +optional
 	// +kubebuilder:default=Never
 	AutoUpgrade AutoUpgrade `json:"autoUpgrade,omitempty"`
+
+	// pullSecretRefs name Secrets of type kubernetes.io/dockerconfigjson in
+	// the service's namespace whose credentials pull the image, tried in
+	// order per registry. The manager copies them into the Secret of each
+	// node the service runs on; an agent reads only its own node's.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	PullSecretRefs []LocalSecretReference `json:"pullSecretRefs,omitempty"`
+}
+
+// LocalSecretReference names a Secret in the referring object's namespace.
+type LocalSecretReference struct {
+	// name is the Secret's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }
 
 // EffectivePullPolicy is the pull policy in force: the one set, or the

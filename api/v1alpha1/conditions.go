@@ -78,3 +78,18 @@ const (
 	// FinalizerChildren holds a folder until its entries are gone.
 	FinalizerChildren = "edge.edgeplane.io/children"
 )
+
+// A node's registry credentials: a Secret in the Lease namespace, named
+// after the node and owned by its EdgeNode, that the manager fills with
+// the pull credentials of the services placed on the node, one key per
+// service, and that the node's agent alone may read.
+const (
+	// SecretTypeNodeCredentials is the type of a node's credentials Secret.
+	SecretTypeNodeCredentials = "edge.edgeplane.io/node-credentials"
+	// LabelNodeCredentials marks a node's credentials Secret with its node.
+	LabelNodeCredentials = "edge.edgeplane.io/node-credentials"
+)
+
+// NodeCredentialsKey is the key of a service's credentials in its nodes'
+// Secrets: namespace_name (neither may contain "_").
+func NodeCredentialsKey(namespace, name string) string { return namespace + "_" + name }

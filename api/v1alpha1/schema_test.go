@@ -19,6 +19,7 @@ package v1alpha1_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -188,6 +189,14 @@ var _ = Describe("EdgeService schema", func() {
 		Entry("unknown action", func(s *edgev1alpha1.EdgeService) { s.Spec.Action = "start" }, `Unsupported value: "start"`),
 		Entry("unknown pull policy", func(s *edgev1alpha1.EdgeService) { s.Spec.Image.PullPolicy = "Sometimes" }, `Unsupported value: "Sometimes"`),
 		Entry("unknown auto-upgrade", func(s *edgev1alpha1.EdgeService) { s.Spec.Image.AutoUpgrade = "Smaller" }, `Unsupported value: "Smaller"`),
+		Entry("pull Secret name that is no Secret name", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Image.PullSecretRefs = []edgev1alpha1.LocalSecretReference{{Name: "Reg_Cred"}}
+		}, "spec.image.pullSecretRefs[0].name"),
+		Entry("more than 8 pull Secrets", func(s *edgev1alpha1.EdgeService) {
+			for i := range 9 {
+				s.Spec.Image.PullSecretRefs = append(s.Spec.Image.PullSecretRefs, edgev1alpha1.LocalSecretReference{Name: fmt.Sprintf("cred-%d", i)})
+			}
+		}, "must have at most 8 items"),
 		Entry("relative path", func(s *edgev1alpha1.EdgeService) { s.Spec.Path = "plant/a" }, "must be an absolute path"),
 		Entry("path with trailing slash", func(s *edgev1alpha1.EdgeService) { s.Spec.Path = "/plant/" }, "must be an absolute path"),
 		Entry("path with empty segment", func(s *edgev1alpha1.EdgeService) { s.Spec.Path = "/plant//a" }, "must be an absolute path"),

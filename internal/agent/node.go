@@ -29,6 +29,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,6 +62,7 @@ type node struct {
 	state    *stateFile
 	fromFile map[string]want
 	disk     outage
+	creds    credentials
 
 	// known is what the runtime last showed, by runtime id; figures are
 	// the last stats of running containers; started holds the ids the loop
@@ -126,6 +128,7 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader,
 	s.link = newLink(uint64(i)+uint64(start.UnixNano()), s.log)
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.disk = outage{what: "State file writes", log: s.log}
+	s.creds = credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}
 	if o.StateDir != "" {
 		s.state = newStateFile(o.StateDir, n.Name)
 	}
@@ -527,7 +530,14 @@ func (s *node) converge(ctx context.Context, desired map[string]want, authoritat
 			continue
 		}
 		if keep == nil {
-			id, err := s.rt.Create(ctx, s.spec(w))
+			spec := s.spec(w)
+			creds, ready, err := s.creds.of(ctx, w.svc)
+			if !ready {
+				s.o.Log.V(1).Info("Waiting for the node's registry credentials", "node", s.Name, "service", w.svc.Name, "error", err)
+				continue
+			}
+			spec.PullCredentials = creds
+			id, err := s.rt.Create(ctx, spec)
 			if err != nil {
 				s.fail(ctx, task, w.inst.Revision, "", err, now)
 				continue

@@ -24,7 +24,8 @@ import (
 )
 
 // RBAC returns the RBAC manifests for the agent of one node: it may read
-// and report only its own EdgeNode and renew only its own Lease. Reading
+// and report only its own EdgeNode, renew only its own Lease and read only
+// its own node's credentials Secret. Reading
 // EdgeServices cannot be narrowed to a label by RBAC; the agent selects its
 // own with the placement label. Registering the EdgeNode needs create,
 // which RBAC cannot narrow to a name either: pre-create the node, or grant
@@ -83,6 +84,10 @@ rules:
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["create"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: ["%[1]s"]
+  verbs: ["get"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

@@ -112,6 +112,9 @@ type ContainerSpec struct {
 	Labels map[string]string
 	// Service is the cache's own object: read it, never change it.
 	Service *edgev1alpha1.EdgeService
+	// PullCredentials are the service's registry credentials, a Docker
+	// config.json, when it pulls with pullSecretRefs.
+	PullCredentials []byte
 }
 
 // Stats are a running container's figures at one moment.

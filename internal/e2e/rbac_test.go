@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -99,6 +100,18 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		other.Status.Containers = nil
 		Expect(apierrors.IsForbidden(sa.Status().Patch(ctx, other, patch))).To(BeTrue())
 		Expect(apierrors.IsForbidden(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &coordinationv1.Lease{}))).To(BeTrue())
+
+		By("reading its own node's registry credentials, and being refused another node's")
+		for _, n := range []string{node, "edge-linux-01"} {
+			Expect(k8sClient.Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: n, Labels: map[string]string{edgev1alpha1.LabelNodeCredentials: n}},
+				Type:       edgev1alpha1.SecretTypeNodeCredentials,
+				Data:       map[string][]byte{"default_x": []byte(`{"auths":{}}`)},
+			})).To(Succeed())
+		}
+		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: node}, &corev1.Secret{})).To(Succeed())
+		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &corev1.Secret{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.List(ctx, &corev1.SecretList{}, client.InNamespace(o.LeaseNamespace))).To(WithTransform(apierrors.IsForbidden, BeTrue()))
 
 		By("being refused the creation of another node's Lease, which RBAC alone would allow")
 		forged := func() *coordinationv1.Lease {

@@ -51,6 +51,9 @@ const (
 	// ByUID indexes objects of every kind by metadata.uid, the id the
 	// facade speaks.
 	ByUID = "metadata.uid"
+	// ServiceByPullSecret indexes EdgeServices by the Secrets their image
+	// pulls with, as namespace/name.
+	ServiceByPullSecret = "edgeservice.spec.image.pullSecretRefs"
 )
 
 // Register adds every index to the cache behind indexer.
@@ -71,6 +74,14 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 			return paths.Ancestors(string(o.(*edgev1alpha1.EdgeService).Spec.Path))
 		}},
 		{&edgev1alpha1.EdgeService{}, ByUID, uid},
+		{&edgev1alpha1.EdgeService{}, ServiceByPullSecret, func(o client.Object) []string {
+			s := o.(*edgev1alpha1.EdgeService)
+			out := make([]string, 0, len(s.Spec.Image.PullSecretRefs))
+			for _, r := range s.Spec.Image.PullSecretRefs {
+				out = append(out, s.Namespace+"/"+r.Name)
+			}
+			return out
+		}},
 		{&edgev1alpha1.EdgeNode{}, ByUID, uid},
 		{&edgev1alpha1.DeployRecord{}, ByUID, uid},
 		{&edgev1alpha1.ProvisionTemplate{}, ByUID, uid},

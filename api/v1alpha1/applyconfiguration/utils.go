@@ -58,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ImageSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LinuxConfig"):
 		return &apiv1alpha1.LinuxConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LocalSecretReference"):
+		return &apiv1alpha1.LocalSecretReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MemoryUsage"):
 		return &apiv1alpha1.MemoryUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodeInfo"):

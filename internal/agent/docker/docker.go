@@ -22,6 +22,7 @@ package docker
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,10 +34,12 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	units "github.com/docker/go-units"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/registryauth"
 )
 
 // Options configure the runtime.
@@ -159,7 +162,11 @@ func (r *Runtime) Create(ctx context.Context, spec agent.ContainerSpec) (string,
 	if err != nil {
 		return "", err
 	}
-	if err := r.ensureImage(ctx, image, svc.Spec.Image.EffectivePullPolicy()); err != nil {
+	auth, err := registryAuth(spec.PullCredentials, image)
+	if err != nil {
+		return "", err
+	}
+	if err := r.ensureImage(ctx, image, svc.Spec.Image.EffectivePullPolicy(), auth); err != nil {
 		return "", err
 	}
 	res, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: spec.Name, Config: cfg, HostConfig: host})
@@ -171,7 +178,7 @@ func (r *Runtime) Create(ctx context.Context, spec agent.ContainerSpec) (string,
 
 // ensureImage makes the image present: Never only checks, IfNotPresent
 // pulls when absent, Always pulls.
-func (r *Runtime) ensureImage(ctx context.Context, image string, policy edgev1alpha1.PullPolicy) error {
+func (r *Runtime) ensureImage(ctx context.Context, image string, policy edgev1alpha1.PullPolicy, auth string) error {
 	if policy != edgev1alpha1.PullAlways {
 		_, err := r.cli.ImageInspect(ctx, image)
 		switch {
@@ -183,7 +190,7 @@ func (r *Runtime) ensureImage(ctx context.Context, image string, policy edgev1al
 			return fmt.Errorf("image %s is not present on the node, and the service's pullPolicy Never forbids pulling it", image)
 		}
 	}
-	resp, err := r.cli.ImagePull(ctx, image, client.ImagePullOptions{})
+	resp, err := r.cli.ImagePull(ctx, image, client.ImagePullOptions{RegistryAuth: auth})
 	if err == nil {
 		err = resp.Wait(ctx)
 	}
@@ -337,4 +344,27 @@ func bootTime() time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// registryAuth is the engine's X-Registry-Auth value for pulling image
+// with a service's credentials (a Docker config.json): base64url of the
+// entry for the image's registry; empty when there is none.
+func registryAuth(creds []byte, image string) (string, error) {
+	if len(creds) == 0 {
+		return "", nil
+	}
+	c, err := registryauth.Parse(creds)
+	if err != nil {
+		return "", fmt.Errorf("the node's registry credentials for image %s: %w", image, err)
+	}
+	e, domain, ok, err := registryauth.For(c, image)
+	if err != nil || !ok {
+		return "", err
+	}
+	data, err := json.Marshal(registry.AuthConfig{Username: e.Username, Password: e.Password, ServerAddress: domain,
+		IdentityToken: e.IdentityToken, RegistryToken: e.RegistryToken})
+	if err != nil {
+		return "", err
+	}
+	return base64.URLEncoding.EncodeToString(data), nil
 }

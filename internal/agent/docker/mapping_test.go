@@ -17,11 +17,14 @@ limitations under the License.
 package docker
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/registry"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
@@ -188,5 +191,44 @@ func TestMapState(t *testing.T) {
 		if got := mapState(in); got != want {
 			t.Errorf("mapState(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// The engine gets the credentials of the image's registry, and none for
+// another registry.
+func TestRegistryAuth(t *testing.T) {
+	creds := []byte(`{"auths":{"127.0.0.1:5000":{"username":"robot","password":"pw"},"https://index.docker.io/v1/":{"auth":"aHViOmh1YnB3"}}}`)
+	for _, tc := range []struct {
+		image, want string // want: user:password@serveraddress, or "" for no header
+	}{
+		{"127.0.0.1:5000/edgeplane/box:1", "robot:pw@127.0.0.1:5000"},
+		{"busybox:1.36", "hub:hubpw@docker.io"},
+		{"registry.plant-a.local/box:1", ""},
+	} {
+		header, err := registryAuth(creds, tc.image)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.image, err)
+		}
+		got := ""
+		if header != "" {
+			raw, err := base64.URLEncoding.DecodeString(header)
+			if err != nil {
+				t.Fatalf("%s: the header is not base64url: %v", tc.image, err)
+			}
+			var ac registry.AuthConfig
+			if err := json.Unmarshal(raw, &ac); err != nil {
+				t.Fatal(err)
+			}
+			got = ac.Username + ":" + ac.Password + "@" + ac.ServerAddress
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.image, got, tc.want)
+		}
+	}
+	if h, err := registryAuth(nil, "busybox"); h != "" || err != nil {
+		t.Errorf("no credentials: %q, %v", h, err)
+	}
+	if _, err := registryAuth([]byte("not json"), "busybox"); err == nil {
+		t.Error("credentials that are not a Docker config gave no error")
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package engine_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	"github.com/moby/moby/client"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/testregistry"
 )
 
 const memoryLimit = 64 << 20
@@ -49,6 +52,7 @@ func engineSpecs(kind string) {
 	var first map[string]any // web's container as the facade first showed it
 	// Service names carry the engine's kind, so the two kinds never meet.
 	web, cache, ghost := "web-"+kind, "cache-"+kind, "ghost-"+kind
+	secure, anonymous, absent := "secure-"+kind, "anonymous-"+kind, "absent-"+kind
 	service := func(name string, ref edgev1alpha1.ImageRef, mutate func(*edgev1alpha1.EdgeServiceSpec)) *edgev1alpha1.EdgeService {
 		return service(name, n.name, ref, mutate)
 	}
@@ -244,6 +248,64 @@ func engineSpecs(kind string) {
 		}).Should(Succeed())
 		Expect(managedIDs()).To(HaveLen(2), "the old container replaced, not kept beside")
 		Expect(sys.List(ctx, "/api/v1/service/record", "id", sys.ServiceID(ctx, cache)).Total).To(Equal(2), "one record for the change, exactly once")
+	})
+
+	It("pulls from a private registry with the node's credentials, fails with the registry's reason without them, and uses rotated ones at the next pull", func() {
+		reg, err := testregistry.Start(map[string]string{"robot": "right-" + kind}, GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(reg.Close)
+		Expect(reg.PushBox("edgeplane/private", "1", "robot", "right-"+kind)).To(Succeed())
+		secret := func(password string) *corev1.Secret {
+			auths := fmt.Sprintf(`{"auths":{%q:{"username":"robot","password":%q}}}`, reg.Host, password)
+			return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "regcred-" + kind},
+				Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(auths)}}
+		}
+		Expect(sys.Client.Create(ctx, secret("wrong"))).To(Succeed())
+		private := func(name, repo string, policy edgev1alpha1.PullPolicy, refs ...edgev1alpha1.LocalSecretReference) {
+			GinkgoHelper()
+			Expect(sys.Client.Create(ctx, service(name, "private@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+				s.Image.Path, s.Image.PullPolicy, s.Image.PullSecretRefs = reg.Host+"/"+repo, policy, refs
+			}))).To(Succeed())
+		}
+		failsWith := func(name string, reason ...string) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				c := only(g, name)
+				g.Expect(c).To(HaveKeyWithValue("deployStatus", "failure"))
+				for _, r := range reason {
+					g.Expect(strings.ToLower(c["failedMessage"].(string))).To(ContainSubstring(r))
+				}
+			}).Should(Succeed())
+		}
+		ref := edgev1alpha1.LocalSecretReference{Name: "regcred-" + kind}
+
+		By("wrong credentials")
+		private(secure, "edgeplane/private", edgev1alpha1.PullIfNotPresent, ref)
+		failsWith(secure, "unauthorized", reg.Host)
+
+		By("the Secret rotated to the right ones: the next pull uses them")
+		Expect(sys.Client.Update(ctx, secret("right-"+kind))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := only(g, secure)
+			g.Expect(c).To(HaveKeyWithValue("deployStatus", "success"))
+			g.Expect(c).To(HaveKeyWithValue("status", "running"))
+			g.Expect(inspect(c["id"].(string)).Config.Image).To(Equal(reg.Host + "/edgeplane/private:1"))
+		}).WithTimeout(90 * time.Second).Should(Succeed())
+
+		By("no credentials at all")
+		private(anonymous, "edgeplane/private", edgev1alpha1.PullAlways)
+		failsWith(anonymous, reg.Host)
+		Expect(only(Default, anonymous)["failedMessage"]).To(Or(ContainSubstring("unauthorized"), ContainSubstring("no basic auth credentials"), ContainSubstring("authentication required")))
+
+		By("an image the registry does not have")
+		private(absent, "edgeplane/absent", edgev1alpha1.PullIfNotPresent, ref)
+		failsWith(absent, "edgeplane/absent")
+		Expect(strings.ToLower(only(Default, absent)["failedMessage"].(string))).To(Or(ContainSubstring("not found"), ContainSubstring("manifest unknown")))
+
+		for _, name := range []string{secure, anonymous, absent} {
+			Expect(sys.Client.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})).To(Succeed())
+		}
+		Eventually(func() []string { return managedIDs() }).Should(HaveLen(2), "only web and cache are left")
 	})
 
 	It("removes the containers when their services are deleted, and lets the finalizers go", func() {

@@ -349,6 +349,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: pullPolicy
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.PullPolicy
+    - name: pullSecretRefs
+      type:
+        list:
+          elementType:
+            namedType: com.github.edgeplane.edgeplane.api.v1alpha1.LocalSecretReference
+          elementRelationship: atomic
     - name: ref
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ImageRef
@@ -388,6 +394,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: restart
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.RestartPolicy
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.LocalSecretReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.MemoryUsage
   map:
     fields:

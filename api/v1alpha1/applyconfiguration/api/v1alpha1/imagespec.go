@@ -38,6 +38,11 @@ type ImageSpecApplyConfiguration struct {
 	PullPolicy *apiv1alpha1.PullPolicy `json:"pullPolicy,omitempty"`
 	// autoUpgrade says whether the service follows newer tags of its image.
 	AutoUpgrade *apiv1alpha1.AutoUpgrade `json:"autoUpgrade,omitempty"`
+	// pullSecretRefs name Secrets of type kubernetes.io/dockerconfigjson in
+	// the service's namespace whose credentials pull the image, tried in
+	// order per registry. The manager copies them into the Secret of each
+	// node the service runs on; an agent reads only its own node's.
+	PullSecretRefs []LocalSecretReferenceApplyConfiguration `json:"pullSecretRefs,omitempty"`
 }
 
 // ImageSpecApplyConfiguration constructs a declarative configuration of the ImageSpec type for use with
@@ -75,5 +80,18 @@ func (b *ImageSpecApplyConfiguration) WithPullPolicy(value apiv1alpha1.PullPolic
 // If called multiple times, the AutoUpgrade field is set to the value of the last call.
 func (b *ImageSpecApplyConfiguration) WithAutoUpgrade(value apiv1alpha1.AutoUpgrade) *ImageSpecApplyConfiguration {
 	b.AutoUpgrade = &value
+	return b
+}
+
+// WithPullSecretRefs adds the given value to the PullSecretRefs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PullSecretRefs field.
+func (b *ImageSpecApplyConfiguration) WithPullSecretRefs(values ...*LocalSecretReferenceApplyConfiguration) *ImageSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPullSecretRefs")
+		}
+		b.PullSecretRefs = append(b.PullSecretRefs, *values[i])
+	}
 	return b
 }
