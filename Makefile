@@ -158,6 +158,10 @@ scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynami
 chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading manager killed every 6 s; prints duplicates, missing versions and convergence time.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
 
+.PHONY: chaos-edge
+chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s while the real agent's link is cut 10 times, its engine restarted 5 times and the agent SIGKILLed 10 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= duplicates= orphans= lost_changes= converge_s=
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
+
 .PHONY: outage
 outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
 	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./internal/e2e/outage -count=1 -v -run TestAPIServerOutage
