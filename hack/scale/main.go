@@ -59,7 +59,7 @@ func main() {
 		bin, profiles           string
 		withReplica             bool
 		managerQPS, concurrency int
-		timeout                 time.Duration
+		timeout, outage         time.Duration
 	)
 	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
 	flag.IntVar(&services, "services", 5000, "Dynamic services.")
@@ -70,6 +70,7 @@ func main() {
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
+	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
 	if *trivialHandler != "" {
@@ -80,13 +81,13 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
-	if err := run(ctx, nodes, services, factor, managerFlags, bin, profiles, withReplica); err != nil {
+	if err := run(ctx, nodes, services, factor, managerFlags, bin, profiles, withReplica, outage); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor int, managerFlags []string, bin, profiles string, withReplica bool) error {
+func run(ctx context.Context, nodes, services, factor int, managerFlags []string, bin, profiles string, withReplica bool, outage time.Duration) error {
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
@@ -287,6 +288,13 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	work := time.Duration(float64(cpuAfter[api]-cpuBefore[api]) - rest)
 	fmt.Printf("API server CPU for the services: %.1f s beyond rest, %.2f ms per write; those %d writes alone need %.1f s of all %d cores\n",
 		work.Seconds(), work.Seconds()*1000/float64(writes), writes, work.Seconds()/float64(goruntime.NumCPU()), goruntime.NumCPU())
+	if outage > 0 {
+		line, err := reconnect(ctx, cfg, view, nodes, apiserverPID, outage, auditLog)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+	}
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
 		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil

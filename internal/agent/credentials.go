@@ -46,7 +46,8 @@ func (k *credentials) of(ctx context.Context, svc *edgev1alpha1.EdgeService) ([]
 		return nil, true, nil
 	}
 	s := &corev1.Secret{}
-	switch err := k.c.Get(ctx, k.key, s); {
+	get := func(ctx context.Context) error { return k.c.Get(ctx, k.key, s) }
+	switch err := bounded(ctx, get); {
 	case err == nil:
 		k.last = s.Data
 	case apierrors.IsNotFound(err):

@@ -222,7 +222,7 @@ func (s *node) step(ctx context.Context) {
 		}
 	}
 	if reportDue(s.dirty, s.dirtySince, now, s.o.MinReportInterval) && s.registered && s.link.ready(now) {
-		err := s.report(ctx, desired)
+		err := bounded(ctx, func(ctx context.Context) error { return s.report(ctx, desired) })
 		s.link.result(now, err)
 		if err != nil {
 			if !linkFailure(err) {
@@ -248,11 +248,23 @@ func (s *node) cloud(ctx context.Context, now time.Time) {
 		return err == nil
 	}
 	if !s.registered && s.link.ready(now) {
-		s.registered = call("Registering the node", s.register(ctx))
+		s.registered = call("Registering the node", bounded(ctx, s.register))
 	}
-	if !now.Before(s.nextRenew) && s.link.ready(now) && call("Renewing the Lease", s.renewLease(ctx, now)) {
+	if !now.Before(s.nextRenew) && s.link.ready(now) &&
+		call("Renewing the Lease", bounded(ctx, func(ctx context.Context) error { return s.renewLease(ctx, now) })) {
 		s.nextRenew = now.Add(s.o.RenewInterval)
 	}
+}
+
+// apiTimeout bounds each call the loop makes to the API server: on a link
+// that drops packets (or an API server that stopped) a call would wait on
+// a dead connection for minutes, and the loop with it.
+const apiTimeout = 10 * time.Second
+
+func bounded(ctx context.Context, call func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return call(ctx)
 }
 
 // runtimeChanged acts on the engine going down or coming back: while it is
