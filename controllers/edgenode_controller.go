@@ -42,6 +42,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	acv1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
 
 // EdgeNodeReconciler keeps the controller's half of EdgeNode status: online
@@ -58,12 +59,21 @@ type EdgeNodeReconciler struct {
 	// GracePeriod is how long a node may go without a renewal the
 	// controller observes before it is offline.
 	GracePeriod time.Duration
+	// APIReader reads a node's Lease past the cache before the node is
+	// declared offline.
+	APIReader client.Reader
 
 	// renewals are, by node, the last renewTime each Lease carried and when
 	// the controller saw it change: liveness is timed by this clock, never
 	// by the agent's, as the Kubernetes node lifecycle controller does.
 	mu       sync.Mutex
 	renewals map[string]renewal
+	// blind is set while the controller's own calls to the API server get
+	// no answer: it observes no renewals then, through no fault of the
+	// nodes'. regained is when it next got an answer: every node's grace
+	// period runs from then at the earliest.
+	blind    bool
+	regained time.Time
 }
 
 // renewal is a Lease's renewTime as written and when it was observed.
@@ -92,7 +102,10 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		lease = nil
 	}
-	state, reason, message, expiresIn := r.liveness(lease)
+	state, reason, message, expiresIn, err := r.judge(ctx, node, lease)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	want := node.Status.DeepCopy()
 	want.Status = state
@@ -103,6 +116,7 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	if !equality.Semantic.DeepEqual(want, &node.Status) {
 		if err := r.applyStatus(ctx, node, want); err != nil {
+			r.answered(err)
 			return ctrl.Result{}, err
 		}
 		if was := meta.FindStatusCondition(node.Status.Conditions, edgev1alpha1.ConditionReady); state == edgev1alpha1.NodeOnline &&
@@ -132,14 +146,57 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return ctrl.Result{}, nil
 }
 
+// judge tells the node's state from its Lease. Before a node online goes
+// offline, its Lease is read past the cache: the cache may be behind, and
+// if that read gets no answer the controller is the one cut off, and
+// declares nothing. The first answer after such an outage gives every node
+// a full grace period from then, as a new leader does: renewals sent while
+// the controller could not see them are not the nodes' fault.
+func (r *EdgeNodeReconciler) judge(ctx context.Context, node *edgev1alpha1.EdgeNode, lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration, error) {
+	state, reason, message, left := r.liveness(lease)
+	if state != edgev1alpha1.NodeOffline || lease == nil || node.Status.Status == edgev1alpha1.NodeOffline {
+		return state, reason, message, left, nil
+	}
+	live := &coordinationv1.Lease{}
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(lease), live)
+	if r.answered(err); err != nil {
+		if apierrors.IsNotFound(err) {
+			return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0, nil
+		}
+		return "", "", "", 0, fmt.Errorf("reading the node's Lease before declaring the node offline: %w", err)
+	}
+	state, reason, message, left = r.liveness(live)
+	return state, reason, message, left, nil
+}
+
+// answered notes the outcome of a call to the API server: whether the
+// controller is cut off from it, or just got an answer again.
+func (r *EdgeNodeReconciler) answered(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case unreachable.Is(err):
+		r.blind = true
+	case r.blind:
+		r.blind, r.regained = false, r.Clock.Now()
+	}
+}
+
 // liveness tells the node's state from its Lease, and how long until a live
 // Lease expires: a grace period after the controller last saw the Lease's
-// renewTime change, whatever time the agent's clock wrote.
+// renewTime change (or regained the API server), whatever time the agent's
+// clock wrote.
 func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration) {
 	if lease == nil {
 		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0
 	}
-	left := r.observe(lease).seenAt.Add(r.GracePeriod).Sub(r.Clock.Now())
+	seen := r.observe(lease).seenAt
+	r.mu.Lock()
+	if r.regained.After(seen) {
+		seen = r.regained
+	}
+	r.mu.Unlock()
+	left := seen.Add(r.GracePeriod).Sub(r.Clock.Now())
 	if left <= 0 {
 		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseExpired,
 			fmt.Sprintf("The agent has not renewed its Lease within the grace period of %s.", r.GracePeriod), 0

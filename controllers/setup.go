@@ -105,6 +105,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Clock:          o.Clock,
 		LeaseNamespace: o.LeaseNamespace,
 		GracePeriod:    o.NodeGracePeriod,
+		APIReader:      mgr.GetAPIReader(),
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}

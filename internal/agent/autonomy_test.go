@@ -17,11 +17,9 @@ limitations under the License.
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,29 +90,6 @@ func TestBackoff(t *testing.T) {
 		// Jitter: a fleet that failed together does not retry together.
 		if len(seen) < 100 {
 			t.Fatalf("after %d failures: only %d distinct waits in 200 draws", tc.failures, len(seen))
-		}
-	}
-}
-
-func TestLinkFailure(t *testing.T) {
-	gr := schema.GroupResource{Group: "edge.edgeplane.io", Resource: "edgenodes"}
-	for _, tc := range []struct {
-		err  error
-		want bool
-	}{
-		{fmt.Errorf("Post %q: dial tcp 127.0.0.1:6443: connect: connection refused", "https://127.0.0.1:6443"), true},
-		{context.DeadlineExceeded, true},
-		{apierrors.NewServiceUnavailable("etcd is down"), true},
-		{apierrors.NewTooManyRequests("slow down", 1), true},
-		{apierrors.NewInternalError(errors.New("boom")), true},
-		{apierrors.NewTimeoutError("timed out", 1), true},
-		{apierrors.NewForbidden(gr, "edge-02", errors.New("not yours")), false},
-		{apierrors.NewConflict(gr, "edge-01", errors.New("changed")), false},
-		{apierrors.NewInvalid(edgev1alpha1.GroupVersion.WithKind("EdgeNode").GroupKind(), "edge-01", nil), false},
-		{apierrors.NewGenericServerResponse(http.StatusBadGateway, "GET", gr, "edge-01", "", 0, true), true},
-	} {
-		if got := linkFailure(tc.err); got != tc.want {
-			t.Errorf("linkFailure(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

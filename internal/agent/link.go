@@ -17,12 +17,10 @@ limitations under the License.
 package agent
 
 import (
-	"errors"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
 
 // outage follows one thing the node depends on (the API server, the
@@ -94,7 +92,7 @@ func (l *link) ready(now time.Time) bool { return !l.down || !now.Before(l.retry
 // the link just came back. An answer that refuses the call (403, 409, 422)
 // still proves the link works.
 func (l *link) result(now time.Time, err error) bool {
-	if err != nil && linkFailure(err) {
+	if unreachable.Is(err) {
 		l.fail(now, err)
 		l.retryAt = now.Add(backoff(l.failed, linkRetryBase, linkRetryMax, l.rnd))
 		return false
@@ -110,15 +108,4 @@ func backoff(n int, base, max time.Duration, rnd *rand.Rand) time.Duration {
 		d = base << (n - 1)
 	}
 	return d/2 + time.Duration(rnd.Int64N(int64(d/2)+1))
-}
-
-// linkFailure says whether an error means the API server could not be
-// reached or could not answer, rather than that it refused the call.
-func linkFailure(err error) bool {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return true // no answer at all: dial, TLS, timeout, reset
-	}
-	code := int(st.Status().Code)
-	return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }

@@ -35,6 +35,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
 
 // node is the runtime-agnostic loop of one edge node: it follows the
@@ -223,9 +224,9 @@ func (s *node) step(ctx context.Context) {
 	}
 	if reportDue(s.dirty, s.dirtySince, now, s.o.MinReportInterval) && s.registered && s.link.ready(now) {
 		err := bounded(ctx, func(ctx context.Context) error { return s.report(ctx, desired) })
-		s.link.result(now, err)
+		s.link.result(s.o.Clock.Now(), err)
 		if err != nil {
-			if !linkFailure(err) {
+			if !unreachable.Is(err) {
 				s.log("Reporting failed; retrying", "error", err.Error())
 			}
 			return
@@ -239,10 +240,13 @@ func (s *node) step(ctx context.Context) {
 // at once, in one apply.
 func (s *node) cloud(ctx context.Context, now time.Time) {
 	call := func(what string, err error) bool {
-		if s.link.result(now, err) && s.dirty {
-			s.dirtySince = now.Add(-s.o.MinReportInterval)
+		// Timed at the call's end: one that waited out its bound must not
+		// count that wait as back-off already served.
+		end := s.o.Clock.Now()
+		if s.link.result(end, err) && s.dirty {
+			s.dirtySince = end.Add(-s.o.MinReportInterval)
 		}
-		if err != nil && !linkFailure(err) {
+		if err != nil && !unreachable.Is(err) {
 			s.log(what+" failed", "error", err.Error())
 		}
 		return err == nil
@@ -250,6 +254,7 @@ func (s *node) cloud(ctx context.Context, now time.Time) {
 	if !s.registered && s.link.ready(now) {
 		s.registered = call("Registering the node", bounded(ctx, s.register))
 	}
+	now = s.o.Clock.Now()
 	if !now.Before(s.nextRenew) && s.link.ready(now) &&
 		call("Renewing the Lease", bounded(ctx, func(ctx context.Context) error { return s.renewLease(ctx, now) })) {
 		s.nextRenew = now.Add(s.o.RenewInterval)

@@ -18,6 +18,7 @@ package engine_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"syscall"
@@ -40,6 +41,9 @@ import (
 )
 
 const memoryLimit = 64 << 20
+
+// kills is how many times the agent process is SIGKILLed mid-replacement.
+const kills = 5
 
 var _ = Describe("The agent on Podman", Ordered, func() { engineSpecs("podman") })
 var _ = Describe("The agent on Docker Engine", Ordered, func() { engineSpecs("docker") })
@@ -306,6 +310,38 @@ func engineSpecs(kind string) {
 			Expect(sys.Client.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})).To(Succeed())
 		}
 		Eventually(func() []string { return managedIDs() }).Should(HaveLen(2), "only web and cache are left")
+	})
+
+	It("leaves exactly one container per instance, and no orphan, when the agent is SIGKILLed at random moments of replacements", func() {
+		n.stopAgent()
+		before := only(Default, cache)
+		for i := range kills {
+			svc := &edgev1alpha1.EdgeService{}
+			Expect(sys.Client.Get(ctx, key(cache), svc)).To(Succeed())
+			svc.Spec.Config.Linux.Env = []string{fmt.Sprintf("KILL=%d", i)}
+			Expect(sys.Client.Update(ctx, svc)).To(Succeed())
+			agent := n.agentProcess()
+			// Somewhere in the agent's start, its list of the engine, the
+			// old container's stop and removal, or the new one's create
+			// and start.
+			time.Sleep(time.Duration(200+rand.IntN(2300)) * time.Millisecond)
+			Expect(agent.Process.Kill()).To(Succeed())
+			_ = agent.Wait()
+		}
+		n.startAgent()
+		Eventually(func(g Gomega) {
+			c := only(g, cache)
+			g.Expect(c).To(HaveKeyWithValue("deployStatus", "success"))
+			g.Expect(c).To(HaveKeyWithValue("deployNum", BeNumerically("==", before["deployNum"].(float64)+kills)))
+			g.Expect(inspect(c["id"].(string)).Config.Env).To(ContainElement(fmt.Sprintf("KILL=%d", kills-1)))
+		}).Should(Succeed())
+		task := only(Default, cache)["taskId"]
+		Consistently(func(g Gomega) {
+			res, err := n.eng.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", agent.LabelTaskID+"="+task.(string))})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Items).To(HaveLen(1), "exactly one container for the instance")
+			g.Expect(managedIDs()).To(HaveLen(2), "web's and cache's, nothing else")
+		}).WithTimeout(3 * time.Second).Should(Succeed())
 	})
 
 	It("removes the containers when their services are deleted, and lets the finalizers go", func() {

@@ -24,7 +24,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	goruntime "runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,6 +75,9 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if cancel != nil {
 		cancel()
+	}
+	if agentDir != "" {
+		Expect(os.RemoveAll(agentDir)).To(Succeed())
 	}
 	if sys != nil {
 		Expect(sys.Env.Stop()).To(Succeed())
@@ -124,6 +130,39 @@ func (n *node) stop() {
 		Expect(n.engine.Stop()).To(Succeed())
 	}
 }
+
+// agentProcess starts the edge-agent binary for the node, as the systemd
+// unit does, with the same flags as startAgent's: a process the test can
+// SIGKILL.
+func (n *node) agentProcess() *exec.Cmd {
+	GinkgoHelper()
+	bin, kubeconfig := agentBinary()
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--runtime", "docker", "--node-name", n.name,
+		"--runtime-endpoint", n.engine.Host, "--image-registry", "edgeplane.local", "--state-dir", n.stateDir,
+		"--renew-interval", "1s", "--metrics-interval", "1s", "--tick", "100ms", "--resync-interval", "5s", "--stop-timeout", "2s",
+		"--runtime-probe-interval", "1s")
+	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(cmd.Start()).To(Succeed())
+	return cmd
+}
+
+// agentDir holds the agent binary, removed after the suite.
+var agentDir string
+
+// agentBinary builds cmd/edge-agent once and writes a kubeconfig of the
+// control plane for it.
+var agentBinary = sync.OnceValues(func() (string, string) {
+	dir, err := os.MkdirTemp("", "edgeplane-engine-agent.")
+	Expect(err).NotTo(HaveOccurred())
+	agentDir = dir
+	build := exec.Command("go", "build", "-o", dir, "./cmd/edge-agent")
+	build.Dir = testenv.RepoRoot()
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "building the agent: %s", out)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	Expect(testenv.WriteKubeconfig(sys.Env, kubeconfig)).To(Succeed())
+	return filepath.Join(dir, "edge-agent"), kubeconfig
+})
 
 // startAgent runs an edge agent with the Docker Engine API runtime for the
 // node, as `edge-agent --runtime=docker` does.
