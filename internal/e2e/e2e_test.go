@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
@@ -41,7 +40,6 @@ import (
 
 var (
 	ctx       context.Context
-	cancel    context.CancelFunc
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
@@ -61,13 +59,9 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.RescheduleGrace, o.DeletionTimeout = 2*time.Second, 2*time.Second, 10*time.Second
-	var err error
-	sys, err = e2e.StartSystem(ctx, o)
-	Expect(err).NotTo(HaveOccurred())
+	ctx, sys = e2e.StartSuite(o)
 	testEnv, cfg, k8sClient, base = sys.Env, sys.Cfg, sys.Client, sys.Base
 
 	// Two agents: one plays four nodes, the other the node that will fail.
@@ -88,13 +82,6 @@ var _ = BeforeSuite(func() {
 	var fctx context.Context
 	fctx, stopFailing = context.WithCancel(ctx)
 	go func() { _ = agent.Run(fctx, cfg, failing) }()
-})
-
-var _ = AfterSuite(func() {
-	cancel()
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
-	}
 })
 
 // call sends a request to the facade and decodes the envelope's data.

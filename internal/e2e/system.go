@@ -34,6 +34,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -98,6 +100,25 @@ func StartSystem(ctx context.Context, o controllers.Options) (*System, error) {
 			return fail(fmt.Errorf("the facade at %s did not become ready", s.Base))
 		}
 	}
+}
+
+// StartSuite runs a System for a Ginkgo suite, called from its
+// BeforeSuite: logs go to the GinkgoWriter, and the system stops when the
+// suite ends.
+func StartSuite(o controllers.Options) (context.Context, *System) {
+	GinkgoHelper()
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctx, cancel := context.WithCancel(context.Background())
+	sys, err := StartSystem(ctx, o)
+	if err != nil {
+		cancel()
+	}
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		cancel()
+		Expect(sys.Env.Stop()).To(Succeed())
+	})
+	return ctx, sys
 }
 
 // Call sends a request to the facade and decodes the envelope's data.

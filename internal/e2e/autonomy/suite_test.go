@@ -30,8 +30,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
@@ -39,9 +37,8 @@ import (
 )
 
 var (
-	ctx    context.Context
-	cancel context.CancelFunc
-	sys    *e2e.System
+	ctx context.Context
+	sys *e2e.System
 )
 
 func TestAutonomy(t *testing.T) {
@@ -52,22 +49,9 @@ func TestAutonomy(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.RescheduleGrace, o.DeletionTimeout = 2*time.Second, 3*time.Second, 20*time.Second
-	var err error
-	sys, err = e2e.StartSystem(ctx, o)
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if sys != nil {
-		Expect(sys.Env.Stop()).To(Succeed())
-	}
+	ctx, sys = e2e.StartSuite(o)
 })
 
 // engine is a runtime the test can take down: while down every call fails

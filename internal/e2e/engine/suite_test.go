@@ -36,7 +36,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
@@ -46,9 +45,8 @@ import (
 )
 
 var (
-	ctx    context.Context
-	cancel context.CancelFunc
-	sys    *e2e.System
+	ctx context.Context
+	sys *e2e.System
 )
 
 func TestEngine(t *testing.T) {
@@ -63,24 +61,14 @@ var _ = BeforeSuite(func() {
 		fmt.Printf("engine suite skipped: %s=1\n", testenv.SkipEngineVar)
 		Skip(testenv.SkipEngineVar + "=1: the real container engine suite is skipped")
 	}
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.DeletionTimeout = 5*time.Second, 30*time.Second
-	var err error
-	sys, err = e2e.StartSystem(ctx, o)
-	Expect(err).NotTo(HaveOccurred())
+	ctx, sys = e2e.StartSuite(o)
 })
 
 var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
 	if agentDir != "" {
 		Expect(os.RemoveAll(agentDir)).To(Succeed())
-	}
-	if sys != nil {
-		Expect(sys.Env.Stop()).To(Succeed())
 	}
 })
 
