@@ -61,7 +61,8 @@ if [[ "$runtime" == docker ]]; then
     export "$(hack/engine.sh start "$engine" "${DEV_ENGINE:-podman}")"
   fi
   bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime docker --runtime-endpoint "$DOCKER_HOST" --node-name edge-docker-01 \
-    --image-registry edgeplane.local --labels site=lab --renew-interval 5s --metrics-interval 5s >"$dir/agent-docker.log" 2>&1 &
+    --image-registry edgeplane.local --labels site=lab --renew-interval 5s --metrics-interval 5s \
+    --state-dir "$dir/agent-state" >"$dir/agent-docker.log" 2>&1 &
   pids+=($!)
   want_online=$((nodes + 1))
 fi
