@@ -52,6 +52,15 @@ func nodeCredentials(node string) *corev1.Secret {
 	return s
 }
 
+// dataOf polls a node's credentials; a node without its Secret fails the poll.
+func dataOf(node string) func(Gomega) map[string][]byte {
+	return func(g Gomega) map[string][]byte {
+		s := nodeCredentials(node)
+		g.Expect(s).NotTo(BeNil(), "the node's credentials Secret exists")
+		return s.Data
+	}
+}
+
 // userOf is the registry user a node's Secret holds for a service.
 func userOf(node, ns, svc, registry string) func() string {
 	return func() string {
@@ -103,7 +112,7 @@ var _ = Describe("Node credentials", func() {
 		By("moving the service to another node")
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Nodes = []string{"cred-b"} })
 		Eventually(userOf("cred-b", ns, "private", registry)).Should(Equal("robot:rotated"))
-		Eventually(func() map[string][]byte { return nodeCredentials("cred-a").Data }).Should(BeEmpty(), "emptied when none remain")
+		Eventually(dataOf("cred-a")).Should(BeEmpty(), "emptied when none remain")
 		Expect(nodeCredentials("cred-b").OwnerReferences).To(ConsistOf(HaveField("UID", b.UID)))
 
 		By("a person editing or deleting the node's Secret")
@@ -112,12 +121,12 @@ var _ = Describe("Node credentials", func() {
 		tampered.Data[edgev1alpha1.NodeCredentialsKey(ns, "smuggled")] = []byte(`{"auths":{}}`)
 		Expect(k8sClient.Update(ctx, tampered)).To(Succeed())
 		Eventually(userOf("cred-b", ns, "private", registry)).Should(Equal("robot:rotated"))
-		Eventually(func() map[string][]byte { return nodeCredentials("cred-b").Data }).Should(HaveLen(1), "a key added by hand is not kept")
+		Eventually(dataOf("cred-b")).Should(HaveLen(1), "a key added by hand is not kept")
 		Expect(k8sClient.Delete(ctx, nodeCredentials("cred-b"))).To(Succeed())
 		Eventually(userOf("cred-b", ns, "private", registry)).Should(Equal("robot:rotated"))
 
 		By("deleting the service")
 		Expect(k8sClient.Delete(ctx, getService(ns, "private"))).To(Succeed())
-		Eventually(func() map[string][]byte { return nodeCredentials("cred-b").Data }).Should(BeEmpty())
+		Eventually(dataOf("cred-b")).Should(BeEmpty())
 	})
 })
