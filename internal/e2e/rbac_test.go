@@ -101,17 +101,36 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		Expect(apierrors.IsForbidden(sa.Status().Patch(ctx, other, patch))).To(BeTrue())
 		Expect(apierrors.IsForbidden(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &coordinationv1.Lease{}))).To(BeTrue())
 
-		By("reading its own node's registry credentials, and being refused another node's")
-		for _, n := range []string{node, "edge-linux-01"} {
-			Expect(k8sClient.Create(ctx, &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: n, Labels: map[string]string{edgev1alpha1.LabelNodeCredentials: n}},
-				Type:       edgev1alpha1.SecretTypeNodeCredentials,
-				Data:       map[string][]byte{"default_x": []byte(`{"auths":{}}`)},
+		By("deploying with its own node's registry credentials, and being refused another node's")
+		const second = "edge-rbac-02"
+		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeNode{
+			ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.9.2:7200", Type: "linux", Arch: "amd64"},
+		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rbac-regcred"},
+			Type:       corev1.SecretTypeDockerConfigJson,
+			Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"registry.plant-a.local":{"username":"robot","password":"pw"}}}`)},
+		})).To(Succeed())
+		for _, n := range []string{node, second} {
+			Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "private-" + n},
+				Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{
+					Ref: "private@1#linux", PullSecretRefs: []edgev1alpha1.LocalSecretReference{{Name: "rbac-regcred"}}}}, Nodes: []string{n}},
 			})).To(Succeed())
 		}
+		Eventually(func() any { return statuses(containersOf("private-" + node)) }).Should(Equal([]any{"success"}),
+			"the agent read its node's credentials, with its own RBAC, before it created the container")
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: second}, &corev1.Secret{})
+		}).Should(Succeed(), "the manager made the other node's credentials")
 		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: node}, &corev1.Secret{})).To(Succeed())
-		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: "edge-linux-01"}, &corev1.Secret{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: second}, &corev1.Secret{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
 		Expect(sa.List(ctx, &corev1.SecretList{}, client.InNamespace(o.LeaseNamespace))).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		for _, n := range []string{node, second} {
+			Expect(k8sClient.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "private-" + n}})).To(Succeed())
+		}
+		// An offline node more would make the others' zone look partitioned.
+		Expect(k8sClient.Delete(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: second}})).To(Succeed())
 
 		By("being refused the creation of another node's Lease, which RBAC alone would allow")
 		forged := func() *coordinationv1.Lease {
