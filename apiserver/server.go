@@ -358,7 +358,7 @@ func (s *Server) Handler() http.Handler {
 	for _, rt := range s.routes() {
 		mux.Handle(rt.pattern, s.serveRoute(rt))
 	}
-	mux.Handle("/api/v1/openapi.json", instrument("openapi", http.HandlerFunc(serveOpenAPI)))
+	mux.Handle(openAPIPath, instrument("openapi", http.HandlerFunc(serveOpenAPI)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { writeOK(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !s.synced.Load() {
@@ -370,7 +370,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/", instrument("unknown", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("No endpoint %s %s; see /api/v1/openapi.json.", r.Method, r.URL.Path))
 	})))
-	return recoverPanics(s.log, s.cors(s.trailingSlash(mux)))
+	return recoverPanics(s.log, s.cors(s.doors(s.trailingSlash(mux))))
 }
 
 // trailingSlash serves a GET (or HEAD) of a route with one trailing slash,
