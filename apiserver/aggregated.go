@@ -46,32 +46,45 @@ const (
 const (
 	aggregatedResource = "api"
 	aggregatedKind     = "Envelope"
-	aggregatedName     = "v1"
+	// AggregatedName is the name kube-apiserver reads in every proxied
+	// path: the "v1" of /api/v1.
+	AggregatedName = "v1"
 )
+
+// AggregatedAccess is what kube-apiserver authorizes for a request of
+// method on a route pattern (or the OpenAPI document) under
+// AggregatedPrefix, before the facade sees it: verb on "api/<first segment
+// after /api/v1/>" named AggregatedName in AggregatedGroup.
+func AggregatedAccess(method, pattern string) Permission {
+	sub, _, _ := strings.Cut(strings.TrimPrefix(pattern, "/api/v1/"), "/")
+	verb := map[string]string{http.MethodGet: "get", http.MethodHead: "get", http.MethodPost: "create", http.MethodDelete: "delete"}[method]
+	return Permission{Verb: verb, Resource: aggregatedResource + "/" + sub}
+}
+
+// OpenAPIPath is where the OpenAPI document is served.
+const OpenAPIPath = openAPIPath
 
 // aggregatedSubresources are the subresources of "api" with the verbs
 // kube-apiserver derives from each route's method, from the route table.
 func aggregatedSubresources() []metav1.APIResource {
 	verbs := map[string][]string{}
 	var order []string
-	add := func(pattern, method string) {
-		sub, _, _ := strings.Cut(strings.TrimPrefix(pattern, "/api/v1/"), "/")
-		verb := map[string]string{http.MethodGet: "get", http.MethodPost: "create", http.MethodDelete: "delete"}[method]
-		if _, ok := verbs[sub]; !ok {
-			order = append(order, sub)
+	add := func(p Permission) {
+		if _, ok := verbs[p.Resource]; !ok {
+			order = append(order, p.Resource)
 		}
-		if !slices.Contains(verbs[sub], verb) {
-			verbs[sub] = append(verbs[sub], verb)
+		if !slices.Contains(verbs[p.Resource], p.Verb) {
+			verbs[p.Resource] = append(verbs[p.Resource], p.Verb)
 		}
 	}
 	for _, rt := range (&Server{}).routes() {
-		add(rt.pattern, rt.method)
+		add(AggregatedAccess(rt.method, rt.pattern))
 	}
-	add(openAPIPath, http.MethodGet)
+	add(AggregatedAccess(http.MethodGet, openAPIPath))
 	out := make([]metav1.APIResource, 0, len(order))
-	for _, sub := range order {
-		slices.Sort(verbs[sub])
-		out = append(out, metav1.APIResource{Name: aggregatedResource + "/" + sub, Kind: aggregatedKind, Verbs: verbs[sub]})
+	for _, res := range order {
+		slices.Sort(verbs[res])
+		out = append(out, metav1.APIResource{Name: res, Kind: aggregatedKind, Verbs: verbs[res]})
 	}
 	return out
 }

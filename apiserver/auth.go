@@ -20,16 +20,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -41,19 +46,23 @@ import (
 
 // authorizer decides whether a request may use a route.
 type authorizer interface {
-	authorize(r *http.Request, verb, resource string) error
+	// authorize allows r when its caller has every one of needs.
+	authorize(r *http.Request, needs []Permission) error
 }
 
 type allowAll struct{}
 
-func (allowAll) authorize(*http.Request, string, string) error { return nil }
+func (allowAll) authorize(*http.Request, []Permission) error { return nil }
 
-// kubeAuthorizer checks bearer tokens with a TokenReview and each route
-// with a SubjectAccessReview on the kind the route reads or writes, as the
-// API server itself would. Decisions are cached briefly, keyed by a hash of
-// the token, never the token itself.
+// kubeAuthorizer identifies the caller, by the identity kube-apiserver's
+// aggregation layer forwards or else by a bearer token and a TokenReview,
+// and checks each route with a SubjectAccessReview on the kind the route
+// reads or writes, as the API server itself would. Decisions are cached
+// briefly, keyed by a hash of the token or the forwarded identity, never
+// the token itself.
 type kubeAuthorizer struct {
 	client    kubernetes.Interface
+	proxy     *frontProxy
 	namespace string
 	audiences []string
 	// ttl is how long a decision is reused; stale is how long past that it
@@ -96,27 +105,34 @@ func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, t
 	if err != nil {
 		return nil, err
 	}
+	proxy, err := newFrontProxy(c)
+	if err != nil {
+		return nil, err
+	}
 	return &kubeAuthorizer{
-		client: c, namespace: namespace, audiences: audiences, ttl: ttl, stale: stale, now: now,
+		client: c, proxy: proxy, namespace: namespace, audiences: audiences, ttl: ttl, stale: stale, now: now,
 		users: utilcache.NewLRUExpireCache(4096), invalid: utilcache.NewLRUExpireCache(4096), decisions: utilcache.NewLRUExpireCache(16384),
 		reviews: rate.NewLimiter(reviewRate, reviewBurst),
 	}, nil
 }
 
-func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
-		return errorf(http.StatusUnauthorized, "A bearer token is required: send Authorization: Bearer <token>.")
-	}
-	sum := sha256.Sum256([]byte(token))
-	key := hex.EncodeToString(sum[:])
-	user, err := a.authenticate(r.Context(), key, token)
+func (a *kubeAuthorizer) authorize(r *http.Request, needs []Permission) error {
+	// Once per request: the front-proxy authenticator consumes the
+	// identity headers it reads.
+	user, key, err := a.identify(r)
 	if err != nil {
 		return err
 	}
-	if user == nil {
-		return errorf(http.StatusUnauthorized, "The bearer token is not valid.")
+	for _, p := range needs {
+		if err := a.decide(r, user, key, p.Verb, p.Resource); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// decide asks, or remembers, whether user may verb resource.
+func (a *kubeAuthorizer) decide(r *http.Request, user *authenticationv1.UserInfo, key, verb, resource string) error {
 	dkey := key + "|" + verb + "|" + resource
 	cached, _ := a.decisions.Get(dkey)
 	prev, _ := cached.(decided[bool])
@@ -149,6 +165,38 @@ func (a *kubeAuthorizer) authorize(r *http.Request, verb, resource string) error
 	}
 	a.decisions.Add(dkey, decided[bool]{sar.Status.Allowed, a.now()}, a.ttl+a.stale)
 	return denied(sar.Status.Allowed, user, verb, resource)
+}
+
+// identify finds who is calling: the user kube-apiserver forwards, when
+// the connection carries its front-proxy client certificate, else the
+// user of the bearer token. Identity headers of any other caller are
+// never read. key identifies the caller in the caches.
+func (a *kubeAuthorizer) identify(r *http.Request) (user *authenticationv1.UserInfo, key string, err error) {
+	if u := a.proxy.user(r); u != nil {
+		return u, "proxy|" + hashIdentity(u), nil
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(token) == "" {
+		return nil, "", errorf(http.StatusUnauthorized, "A bearer token is required: send Authorization: Bearer <token>, or call through kube-apiserver at %s.", AggregatedPrefix)
+	}
+	sum := sha256.Sum256([]byte(token))
+	key = hex.EncodeToString(sum[:])
+	user, err = a.authenticate(r.Context(), key, token)
+	if err != nil {
+		return nil, "", err
+	}
+	if user == nil {
+		return nil, "", errorf(http.StatusUnauthorized, "The bearer token is not valid.")
+	}
+	return user, key, nil
+}
+
+// hashIdentity is a cache key for a forwarded identity: every part of it,
+// so that users who differ in a group never share a decision.
+func hashIdentity(u *authenticationv1.UserInfo) string {
+	data, _ := json.Marshal(u) // map keys are sorted: one encoding per identity
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // fresh says whether a decision made at t is within the TTL.
@@ -231,6 +279,75 @@ func (a *kubeAuthorizer) authenticate(ctx context.Context, key, token string) (*
 	}
 	a.users.Add(key, decided[*authenticationv1.UserInfo]{&tr.Status.User, a.now()}, a.ttl+a.stale)
 	return &tr.Status.User, nil
+}
+
+// authConfigMap holds the front-proxy settings kube-apiserver publishes
+// for aggregated API servers: the requestheader CA, the allowed names and
+// the identity headers.
+const authConfigMap = "extension-apiserver-authentication"
+
+// frontProxy authenticates the requests kube-apiserver proxies to the
+// facade through the aggregation layer, with k8s.io/apiserver's
+// request-header authenticator: the forwarded identity counts only on a
+// connection whose client certificate the requestheader CA signed for an
+// allowed name. The CA, names and headers follow the ConfigMap as it
+// changes.
+type frontProxy struct {
+	ca      *dynamiccertificates.ConfigMapCAController
+	headers *headerrequest.RequestHeaderAuthRequestController
+	authn   authenticator.Request
+}
+
+func newFrontProxy(c kubernetes.Interface) (*frontProxy, error) {
+	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", metav1.NamespaceSystem, authConfigMap, "requestheader-client-ca-file", c)
+	if err != nil {
+		return nil, err
+	}
+	h := headerrequest.NewRequestHeaderAuthRequestController(authConfigMap, metav1.NamespaceSystem, c,
+		"requestheader-username-headers", "requestheader-uid-headers", "requestheader-group-headers",
+		"requestheader-extra-headers-prefix", "requestheader-allowed-names")
+	slice := func(f func() []string) headerrequest.StringSliceProvider { return headerrequest.StringSliceProviderFunc(f) }
+	authn := headerrequest.NewDynamicVerifyOptionsSecure(ca.VerifyOptions, slice(h.AllowedClientNames),
+		slice(h.UsernameHeaders), slice(h.UIDHeaders), slice(h.GroupHeaders), slice(h.ExtraHeaderPrefixes))
+	return &frontProxy{ca: ca, headers: h, authn: authn}, nil
+}
+
+// start follows the ConfigMap until ctx ends, from informers of their
+// own. A ConfigMap that cannot be read only leaves the aggregated path
+// unauthenticated until it can: bearer tokens keep working. The one read
+// up front is there to say so in the log.
+func (f *frontProxy) start(ctx context.Context, log logr.Logger) {
+	go f.ca.Run(ctx, 1)
+	go f.headers.Run(ctx, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+		defer cancel()
+		if err := f.headers.RunOnce(ctx); err != nil {
+			log.Error(err, "Cannot read the front-proxy settings yet; calls through kube-apiserver are refused until it can",
+				"configMap", metav1.NamespaceSystem+"/"+authConfigMap)
+		}
+	}()
+}
+
+// user is the identity kube-apiserver forwards with r, or nil when r did
+// not come from it.
+func (f *frontProxy) user(r *http.Request) *authenticationv1.UserInfo {
+	if f == nil || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil
+	}
+	resp, ok, err := f.authn.AuthenticateRequest(r)
+	if err != nil || !ok {
+		return nil
+	}
+	u := resp.User
+	info := &authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups()}
+	for k, v := range u.GetExtra() {
+		if info.Extra == nil {
+			info.Extra = map[string]authenticationv1.ExtraValue{}
+		}
+		info.Extra[k] = v
+	}
+	return info
 }
 
 func denied(allowed bool, user *authenticationv1.UserInfo, verb, resource string) error {

@@ -30,12 +30,15 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
 )
 
 // The facade client roles shipped in config/rbac grant exactly what the
-// facade's SubjectAccessReviews ask for on their routes, and nothing more:
-// viewer every GET route, editor GET and POST, deleter GET and DELETE.
+// facade's SubjectAccessReviews ask for on their routes, and what
+// kube-apiserver authorizes for the same routes under the aggregated
+// prefix, and nothing more: viewer every GET route, editor GET and POST,
+// deleter GET and DELETE; every role the OpenAPI document both ways.
 func TestFacadeRolesMatchRoutes(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "facade_roles.yaml"))
 	if err != nil {
@@ -67,23 +70,36 @@ func TestFacadeRolesMatchRoutes(t *testing.T) {
 			t.Errorf("no role %s", name)
 			continue
 		}
-		needed := map[string]bool{}
+		openapi := apiserver.AggregatedAccess(http.MethodGet, apiserver.OpenAPIPath)
+		needed := map[string]bool{apiserver.AggregatedGroup + " " + openapi.Verb + " " + openapi.Resource: true}
+		if !grantsAggregated(role.Rules, openapi) {
+			t.Errorf("%s does not grant %v: the OpenAPI document through kube-apiserver", name, openapi)
+		}
 		for _, rt := range routes {
-			allowed := grantsAll(role.Rules, rt.Needs)
-			if in := slices.Contains(methods, rt.Method); in != allowed {
+			in := slices.Contains(methods, rt.Method)
+			if allowed := grantsAll(role.Rules, rt.Needs); in != allowed {
 				t.Errorf("%s allows %s %s (%v): %v, want %v", name, rt.Method, rt.Pattern, rt.Needs, allowed, in)
 			}
-			if slices.Contains(methods, rt.Method) {
+			if allowed := grantsAggregated(role.Rules, rt.Aggregated); in != allowed {
+				t.Errorf("%s allows %s %s through kube-apiserver (%v): %v, want %v", name, rt.Method, rt.Pattern, rt.Aggregated, allowed, in)
+			}
+			if in {
 				for _, p := range rt.Needs {
-					needed[p.Verb+" "+p.Resource] = true
+					needed[edgev1alpha1.GroupVersion.Group+" "+p.Verb+" "+p.Resource] = true
 				}
+				needed[apiserver.AggregatedGroup+" "+rt.Aggregated.Verb+" "+rt.Aggregated.Resource] = true
 			}
 		}
 		for _, r := range role.Rules {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					if !needed[v+" "+res] {
-						t.Errorf("%s grants %s %s, which none of its routes asks for", name, v, res)
+			for _, g := range r.APIGroups {
+				if g == apiserver.AggregatedGroup && !slices.Equal(r.ResourceNames, []string{apiserver.AggregatedName}) {
+					t.Errorf("%s: a rule of %s must name only %q: %v", name, g, apiserver.AggregatedName, r)
+				}
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						if !needed[g+" "+v+" "+res] {
+							t.Errorf("%s grants %s %s in %s, which none of its routes asks for", name, v, res, g)
+						}
 					}
 				}
 			}

@@ -259,6 +259,9 @@ func (s *Server) Start(ctx context.Context) error {
 			s.synced.Store(true)
 		}
 	}()
+	if ka, ok := s.auth.(*kubeAuthorizer); ok {
+		ka.proxy.start(ctx, s.log)
+	}
 	errs := make(chan error, 2)
 	tlsOn := s.opts.TLSCertFile != "" && s.opts.TLSKeyFile != ""
 	if tlsOn {
@@ -270,6 +273,13 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("facade certificate: %w", err)
 		}
 		srv.TLSConfig.GetCertificate = cw.GetCertificate
+		if s.opts.Auth == AuthKubernetes {
+			// kube-apiserver's aggregation layer proves itself with a
+			// client certificate; the front-proxy authenticator checks it
+			// against the requestheader CA, which can change at any time,
+			// so the handshake asks for one without checking it.
+			srv.TLSConfig.ClientAuth = tls.RequestClientCert
+		}
 		go func() {
 			if err := cw.Start(ctx); err != nil {
 				errs <- fmt.Errorf("watching the facade certificate: %w", err)
@@ -311,6 +321,10 @@ const writeTimeout = 4 * time.Second
 type RouteAccess struct {
 	Method, Pattern, Name string
 	Needs                 []Permission
+	// Aggregated is what kube-apiserver authorizes first when the route is
+	// called under AggregatedPrefix: a verb on a subresource of "api" in
+	// AggregatedGroup, named AggregatedName.
+	Aggregated Permission
 }
 
 // Routes lists the facade's routes with the access each needs.
@@ -318,7 +332,7 @@ func Routes() []RouteAccess {
 	rs := (&Server{}).routes()
 	out := make([]RouteAccess, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, RouteAccess{Method: r.method, Pattern: r.pattern, Name: r.name, Needs: r.needs})
+		out = append(out, RouteAccess{Method: r.method, Pattern: r.pattern, Name: r.name, Needs: r.needs, Aggregated: AggregatedAccess(r.method, r.pattern)})
 	}
 	return out
 }
@@ -458,11 +472,9 @@ func (s *Server) serveRoute(rt route) http.Handler {
 			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, allow))
 			return
 		}
-		for _, p := range rt.needs {
-			if err := s.auth.authorize(r, p.Verb, p.Resource); err != nil {
-				writeError(w, err)
-				return
-			}
+		if err := s.auth.authorize(r, rt.needs); err != nil {
+			writeError(w, err)
+			return
 		}
 		if !s.synced.Load() {
 			writeError(w, errorf(http.StatusServiceUnavailable, "The informer cache has not synced yet; try again shortly."))

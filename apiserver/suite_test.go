@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,22 @@ var (
 	// tlsFiles are the certificate and key of the facades with TLS.
 	tlsFiles []string
 	openAPI  *openapi3.T
+	// The facade behind kube-apiserver's aggregation layer: aggURL is its
+	// prefix on kube-apiserver, called as the suite's admin through
+	// kubeHTTP; aggDirectURL is the same facade called directly, with a
+	// certificate of servingCA; frontProxyCA signs what kube-apiserver
+	// presents to it.
+	aggURL, aggDirectURL string
+	kubeURL              string // kube-apiserver, without a trailing slash
+	kubeHTTP             *http.Client
+	servingCA            *testenv.CA
+	frontProxyCA         *testenv.CA
+)
+
+// The Service the APIService names: an ExternalName to localhost.
+const (
+	aggregatedServiceNS = "default"
+	aggregatedService   = "edgeplane-facade"
 )
 
 func TestAPIServer(t *testing.T) {
@@ -93,7 +110,16 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(openAPI.Validate(ctx)).To(Succeed(), "openapi.json must be a valid OpenAPI 3 document")
 
-	testEnv, cfg, k8sClient, err = testenv.Start()
+	dir := GinkgoT().TempDir()
+	testEnv, err = testenv.New()
+	Expect(err).NotTo(HaveOccurred())
+	frontProxyCA, err = testenv.ConfigureAggregation(testEnv, dir)
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	kubeHTTP, err = rest.HTTPClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	opts = controllers.DefaultOptions()
 	opts.NodeGracePeriod = 2 * time.Second
@@ -110,7 +136,6 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
-	dir := GinkgoT().TempDir()
 	tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
 	tlsCA = writeCert(tlsFiles)
 	// The facade on baseURL has no CORS origins (the default); the other
@@ -118,11 +143,28 @@ var _ = BeforeSuite(func() {
 	open := startFacade(mgr, apiserver.AuthNone, nil, nil)
 	withTLS := startFacade(mgr, apiserver.AuthNone, tlsFiles, []string{consoleOrigin})
 	secured := startFacade(mgr, apiserver.AuthKubernetes, tlsFiles, []string{consoleOrigin}, facadeAudience)
+	// The aggregated facade's certificate names the Service as the
+	// aggregator asks for it.
+	servingCA, err = testenv.NewCA("facade-serving-ca")
+	Expect(err).NotTo(HaveOccurred())
+	crt, key, err := servingCA.IssueFiles(testenv.Leaf{CommonName: aggregatedService,
+		DNSNames: []string{aggregatedService + "." + aggregatedServiceNS + ".svc", "localhost"}}, dir, "aggregated")
+	Expect(err).NotTo(HaveOccurred())
+	aggregated := startFacade(mgr, apiserver.AuthKubernetes, []string{crt, key}, nil)
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 	baseURL, authURL, tlsURL = open(), strings.Replace(secured(), "http://", "https://", 1), strings.Replace(withTLS(), "http://", "https://", 1)
+	aggDirectURL = strings.Replace(aggregated(), "http://", "https://", 1)
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(aggDirectURL, "https://"))
+	Expect(err).NotTo(HaveOccurred())
+	portNum, err := strconv.Atoi(port)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(testenv.RegisterAPIService(ctx, k8sClient, apiserver.AggregatedGroup, apiserver.AggregatedVersion,
+		aggregatedServiceNS, aggregatedService, portNum, servingCA.PEM)).To(Succeed())
+	kubeURL = strings.TrimSuffix(cfg.Host, "/")
+	aggURL = kubeURL + apiserver.AggregatedPrefix
 	go renewLeases()
 	Eventually(func() int { return get(baseURL + "/readyz").Status }).Should(Equal(http.StatusOK))
 })
@@ -226,6 +268,12 @@ func do(method, url, contentType string, body []byte, token string) reply {
 // clientFor is the client for a facade URL: for https, one that trusts the
 // suite's certificate.
 func clientFor(url string) *http.Client {
+	if strings.HasPrefix(url, kubeURL+"/") {
+		return kubeHTTP
+	}
+	if strings.HasPrefix(url, aggDirectURL+"/") {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: servingCA.Pool(), MinVersion: tls.VersionTLS12}}}
+	}
 	if strings.HasPrefix(url, "https://") {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCA, MinVersion: tls.VersionTLS12}}}
 	}
@@ -249,7 +297,7 @@ func validateRequest(method, rawURL, contentType string, body []byte, token stri
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	path := req.URL.Path
+	path := strings.TrimPrefix(req.URL.Path, apiserver.AggregatedPrefix)
 	if method == http.MethodGet && len(path) > 1 {
 		path = strings.TrimSuffix(path, "/") // served as the route itself
 	}
@@ -303,6 +351,7 @@ func operation(method, path string) *openapi3.Operation {
 // pathItem finds the document's path for a concrete path: literal segments
 // first, then {parameters}.
 func pathItem(path string) (string, *openapi3.PathItem) {
+	path = strings.TrimPrefix(path, apiserver.AggregatedPrefix)
 	var found *openapi3.PathItem
 	var at string
 	for pattern, item := range openAPI.Paths.Map() {
