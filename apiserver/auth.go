@@ -306,7 +306,9 @@ func newFrontProxy(c kubernetes.Interface) (*frontProxy, error) {
 	h := headerrequest.NewRequestHeaderAuthRequestController(authConfigMap, metav1.NamespaceSystem, c,
 		"requestheader-username-headers", "requestheader-uid-headers", "requestheader-group-headers",
 		"requestheader-extra-headers-prefix", "requestheader-allowed-names")
-	slice := func(f func() []string) headerrequest.StringSliceProvider { return headerrequest.StringSliceProviderFunc(f) }
+	slice := func(f func() []string) headerrequest.StringSliceProvider {
+		return headerrequest.StringSliceProviderFunc(f)
+	}
 	authn := headerrequest.NewDynamicVerifyOptionsSecure(ca.VerifyOptions, slice(h.AllowedClientNames),
 		slice(h.UsernameHeaders), slice(h.UIDHeaders), slice(h.GroupHeaders), slice(h.ExtraHeaderPrefixes))
 	return &frontProxy{ca: ca, headers: h, authn: authn}, nil
