@@ -66,6 +66,10 @@ type Options struct {
 	// Audiences are the audiences a bearer token must be valid for under
 	// AuthKubernetes; empty means the API server's own.
 	Audiences []string
+	// APIService names the facade's APIService, whose caBundle the facade
+	// keeps set to the CA of its serving certificate; empty leaves
+	// APIServices alone.
+	APIService string
 	// InsecureAuthOverHTTP lets AuthKubernetes serve plain HTTP, which
 	// sends bearer tokens in clear text.
 	InsecureAuthOverHTTP bool
@@ -101,6 +105,9 @@ func (o Options) Validate() error {
 	if o.Auth == AuthKubernetes && o.TLSCertFile == "" && !o.InsecureAuthOverHTTP {
 		return errors.New("auth kubernetes takes bearer tokens, which plain HTTP would send in clear text: " +
 			"give a TLS certificate and key, or say explicitly that plain HTTP is wanted")
+	}
+	if o.APIService != "" && o.TLSCertFile == "" {
+		return errors.New("an APIService can only trust a facade that serves TLS: give a certificate and key")
 	}
 	if o.Namespace == "" {
 		return errors.New("the facade needs a namespace")
@@ -273,6 +280,16 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("facade certificate: %w", err)
 		}
 		srv.TLSConfig.GetCertificate = cw.GetCertificate
+		if s.opts.APIService != "" {
+			changed := make(chan struct{}, 1)
+			cw.RegisterCallback(func(tls.Certificate) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			})
+			go s.keepCABundle(ctx, changed)
+		}
 		if s.opts.Auth == AuthKubernetes {
 			// kube-apiserver's aggregation layer proves itself with a
 			// client certificate; the front-proxy authenticator checks it

@@ -154,6 +154,30 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
+	injected := renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"aggregation": map[string]any{"certManagerCertificate": "facade-cert"}})
+	t.Run("leaves the APIService's caBundle to cert-manager when asked", func(t *testing.T) {
+		var found bool
+		for _, u := range injected {
+			switch u.GetKind() {
+			case "APIService":
+				found = true
+				if got := u.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "edgeplane-system/facade-cert" {
+					t.Errorf("inject-ca-from %q, want edgeplane-system/facade-cert", got)
+				}
+			case "Deployment":
+				c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+				for _, a := range c[0].(map[string]any)["args"].([]any) {
+					if strings.HasPrefix(a.(string), "--apiservice") {
+						t.Errorf("the manager sets the caBundle too (%s) though cert-manager injects it", a)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Error("no APIService rendered")
+		}
+	})
+
 	t.Run("is accepted by the API server, both renders", func(t *testing.T) {
 		env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t), Scheme: testenv.Scheme}
 		for _, crd := range chrt.CRDObjects() {
@@ -223,7 +247,9 @@ func comparedFields(kind string) [][]string {
 			{"spec", "template", "spec", "containers", "0", "securityContext"}, {"spec", "template", "spec", "containers", "0", "volumeMounts"},
 		}
 	case "Service":
-		return [][]string{{"spec", "ports"}}
+		return [][]string{{"spec", "ports"}, {"spec", "publishNotReadyAddresses"}}
+	case "APIService":
+		return [][]string{{"spec"}}
 	case "PodDisruptionBudget":
 		return [][]string{{"spec", "minAvailable"}}
 	case "NetworkPolicy":

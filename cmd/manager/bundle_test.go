@@ -18,6 +18,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,10 +30,13 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/cert"
@@ -39,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -58,6 +64,8 @@ func TestReleaseBundle(t *testing.T) {
 	dir, err := testenv.AssetsDir()
 	g.Expect(err).NotTo(HaveOccurred())
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: testenv.Scheme} // no CRDs: the bundle brings them
+	_, err = testenv.ConfigureAggregation(env, t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = env.Stop() }()
@@ -85,7 +93,9 @@ func TestReleaseBundle(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	kubeconfig := writeTokenKubeconfig(t, cfg.Host, cfg.CAData, token)
 	certFile, keyFile := filepath.Join(tmp, "tls.crt"), filepath.Join(tmp, "tls.key")
-	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+	// The name the aggregation layer asks for, as a real certificate of
+	// the bundle's Secret must carry.
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, []string{aggregatedService + ".edgeplane-system.svc"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(os.WriteFile(certFile, certPEM, 0o600)).To(Succeed())
 	g.Expect(os.WriteFile(keyFile, keyPEM, 0o600)).To(Succeed())
@@ -105,6 +115,17 @@ func TestReleaseBundle(t *testing.T) {
 		}
 		args = append(args, a)
 	}
+	// No kube-proxy here: the aggregated Service becomes an ExternalName to
+	// localhost and the APIService names the facade's port. The APIService
+	// is the bundle's otherwise, caBundle left to the manager.
+	g.Expect(admin.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "edgeplane-system", Name: aggregatedService}})).To(Succeed())
+	g.Expect(admin.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "edgeplane-system", Name: aggregatedService},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"}})).To(Succeed())
+	_, port, _ := net.SplitHostPort(facade)
+	as := &unstructured.Unstructured{}
+	as.SetGroupVersionKind(testenv.APIServiceGVK)
+	as.SetName(apiserver.AggregatedAPIService)
+	g.Expect(admin.Patch(ctx, as, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"service":{"port":`+port+`}}}`)))).To(Succeed())
 	// A process of its own, as in the pod: one manager per process.
 	bin := filepath.Join(tmp, "manager")
 	out, err = exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -169,7 +190,29 @@ func TestReleaseBundle(t *testing.T) {
 	g.Expect(body).To(ContainSubstring(`"name":"bundle-node"`))
 	code, _ = fetchAs("https://"+facade+"/api/v1/node", viewer)
 	g.Expect(code).To(Equal(http.StatusUnauthorized), "an API server token is not a facade token")
+
+	// Through kube-apiserver the API server's own token is the way in:
+	// the manager has set the APIService's caBundle, reads the front-proxy
+	// settings and reviews the forwarded user, all with the bundle's RBAC.
+	g.Eventually(func() string {
+		status, _, _ := testenv.APIServiceAvailable(ctx, admin, apiserver.AggregatedAPIService)
+		return status
+	}, time.Minute).Should(Equal("True"))
+	kube, err := rest.HTTPClientFor(&rest.Config{Host: cfg.Host, BearerToken: viewer, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() string {
+		resp, err := kube.Get(strings.TrimSuffix(cfg.Host, "/") + apiserver.AggregatedPrefix + "/api/v1/node")
+		if err != nil {
+			return err.Error()
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + string(data)
+	}).Should(And(HavePrefix("200"), ContainSubstring(`"name":"bundle-node"`)))
 }
+
+// aggregatedService is the bundle's Service behind the APIService.
+const aggregatedService = "edgeplane-aggregated-api"
 
 // decodeAll reads every object of a multi-document YAML file.
 func decodeAll(t *testing.T, path string) []*unstructured.Unstructured {

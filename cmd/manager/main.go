@@ -31,7 +31,9 @@ import (
 	"time"
 	_ "time/tzdata" // --time-zone works without the host's zoneinfo
 
+	"golang.org/x/sync/errgroup"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -119,6 +121,7 @@ func run(ctx context.Context, args []string) error {
 	})
 	fs.BoolVar(&api.InsecureAuthOverHTTP, "insecure-auth-over-http", false, "Let --auth=kubernetes serve plain HTTP, sending bearer tokens in clear text. Without it, --auth=kubernetes needs a TLS certificate.")
 	fs.StringVar(&api.TLSKeyFile, "tls-private-key-file", "", "Private key of the facade's certificate.")
+	fs.StringVar(&api.APIService, "apiservice", "", "APIService (such as "+apiserver.AggregatedAPIService+") whose caBundle the facade keeps set to the CA of its certificate: ca.crt beside --tls-cert-file, else the certificate chain's last certificate. Empty leaves APIServices alone.")
 	fs.StringVar(&timeZone, "time-zone", "UTC", "Time zone of the facade's yyyy-MM-dd HH:mm:ss times, as an IANA name.")
 	fs.BoolVar(&showVersion, "version", false, "Print the version and exit.")
 	config.RegisterFlags(fs)
@@ -132,6 +135,7 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	klog.SetLogger(ctrl.Log) // k8s.io/apiserver's front-proxy controllers log through klog
 	log := ctrl.Log.WithName("setup")
 	if n, was := goMaxProcs(runtime.GOMAXPROCS(0), runtime.NumCPU(), minProcs, os.Getenv("GOMAXPROCS") != ""), runtime.GOMAXPROCS(0); n != was {
 		runtime.GOMAXPROCS(n)
@@ -189,12 +193,9 @@ func run(ctx context.Context, args []string) error {
 	} else if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	var srv *apiserver.Server
 	if facade {
-		srv, err := apiserver.New(mgr, api)
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(srv); err != nil {
+		if srv, err = apiserver.New(mgr, api); err != nil {
 			return err
 		}
 	}
@@ -202,7 +203,17 @@ func run(ctx context.Context, args []string) error {
 	utilruntime.Must(mgr.AddReadyzCheck("informers", func(*http.Request) error { return cacheSynced(mgr) }))
 
 	log.Info("Starting manager", "version", version.Version(), "controllers", runControllers, "facade", api.BindAddress)
-	return mgr.Start(ctx)
+	// The facade runs beside the manager rather than in it: the manager
+	// starts its runnables only once the cache has synced, and the
+	// facade's discovery must answer kube-apiserver's aggregation layer
+	// from the first second (its routes answer 503 until the sync). Either
+	// one failing stops the other.
+	g, gctx := errgroup.WithContext(ctx)
+	if srv != nil {
+		g.Go(func() error { return srv.Start(gctx) })
+	}
+	g.Go(func() error { return mgr.Start(gctx) })
+	return g.Wait()
 }
 
 // metricsOptions serve metrics as kubebuilder's scaffold does: over HTTPS

@@ -14,3 +14,8 @@ app.kubernetes.io/component: manager
 {{- define "edgeplane.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
+
+{{/* Whether the facade is also served through kube-apiserver: it needs TLS and auth kubernetes. */}}
+{{- define "edgeplane.aggregated" -}}
+{{- if and .Values.facade.enabled .Values.aggregation.enabled .Values.facade.tlsSecretName (eq .Values.facade.auth "kubernetes") }}true{{ end }}
+{{- end }}
