@@ -17,9 +17,12 @@ limitations under the License.
 package apiserver
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +173,44 @@ func TestOpenAPIServer(t *testing.T) {
 		if !slices.Equal(urls, want) || doc.OpenAPI == "" || len(doc.Paths) == 0 {
 			t.Errorf("under %q: servers %v, want %v (openapi %q, %d paths)", prefix, urls, want, doc.OpenAPI, len(doc.Paths))
 		}
+	}
+}
+
+// The APIService trusts ca.crt beside the certificate when there is one,
+// else the chain's last certificate.
+func TestServingCA(t *testing.T) {
+	pemOf := func(name string) string {
+		return "-----BEGIN CERTIFICATE-----\n" + base64.StdEncoding.EncodeToString([]byte(name)) + "\n-----END CERTIFICATE-----\n"
+	}
+	for _, tc := range []struct {
+		name, chain, ca, want string
+	}{
+		{"self-signed", pemOf("leaf"), "", pemOf("leaf")},
+		{"a chain", pemOf("leaf") + pemOf("intermediate") + pemOf("root"), "", pemOf("root")},
+		{"ca.crt beside it", pemOf("leaf") + pemOf("intermediate"), pemOf("root"), pemOf("root")},
+		{"no certificate", "not PEM", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			certFile := filepath.Join(dir, "tls.crt")
+			if err := os.WriteFile(certFile, []byte(tc.chain), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.ca != "" {
+				if err := os.WriteFile(filepath.Join(dir, "ca.crt"), []byte(tc.ca), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := servingCA(certFile)
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("got %q, want an error", got)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }
