@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make dev: the whole system on this machine, loopback only. Builds what it
-# needs, starts a control plane (etcd + kube-apiserver, data in a temporary
-# directory), the manager with the facade, an edge agent simulating a
-# handful of nodes, applies the samples, and waits. Ctrl-C stops it all.
+# needs, starts a control plane (etcd + kube-apiserver configured for API
+# aggregation, data in a temporary directory), the manager with the facade,
+# a read replica of the facade behind kube-apiserver (its APIService, TLS,
+# auth kubernetes), an edge agent simulating a handful of nodes, applies the
+# samples, and waits. Ctrl-C stops it all.
 # DEV_RUNTIME=docker adds a real node: an agent with the Docker Engine API
 # runtime, on DOCKER_HOST when that answers, else on a private engine
 # started by hack/engine.sh: Podman, or Docker Engine with DEV_ENGINE=docker.
@@ -11,6 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 api_port="${DEV_API_PORT:-8090}"
+agg_port="${DEV_AGGREGATED_PORT:-8091}"
 nodes="${DEV_NODES:-4}"
 runtime="${DEV_RUNTIME:-sim}"
 [[ "$runtime" == sim || "$runtime" == docker ]] || { echo "DEV_RUNTIME=$runtime: want sim or docker" >&2; exit 2; }
@@ -37,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bin/devcluster --kubeconfig-out "$dir/kubeconfig" >"$dir/devcluster.log" 2>&1 &
+bin/devcluster --kubeconfig-out "$dir/kubeconfig" --aggregated-port "$agg_port" --facade-tls-dir "$dir/facade-tls" >"$dir/devcluster.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 120); do [[ -s "$dir/kubeconfig" ]] && break; sleep 0.5; done
 [[ -s "$dir/kubeconfig" ]] || { cat "$dir/devcluster.log"; echo "the control plane did not start" >&2; exit 1; }
@@ -46,6 +49,14 @@ export KUBECONFIG="$dir/kubeconfig"
 bin/manager --kubeconfig "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
   --api-bind-address "127.0.0.1:$api_port" --api-namespace default --auth none \
   --node-grace-period 20s --reschedule-grace-period 1m >"$dir/manager.log" 2>&1 &
+pids+=($!)
+# The facade kube-apiserver proxies to: a read replica (no reconcilers) on
+# TLS, trusting the identity kube-apiserver forwards; it sets its
+# APIService's caBundle itself.
+bin/manager --kubeconfig "$KUBECONFIG" --controllers=false --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
+  --api-bind-address "127.0.0.1:$agg_port" --api-namespace default --auth kubernetes \
+  --tls-cert-file "$dir/facade-tls/tls.crt" --tls-private-key-file "$dir/facade-tls/tls.key" \
+  --apiservice v1.facade.edge.edgeplane.io >"$dir/aggregated.log" 2>&1 &
 pids+=($!)
 bin/edge-agent --kubeconfig "$KUBECONFIG" --nodes "$nodes" --types linux,sylixos --arches amd64,arm64 \
   --labels site=plant-a --renew-interval 5s --start-delay 2s --metrics-interval 5s --fail-images '^broken' >"$dir/agent.log" 2>&1 &
@@ -81,16 +92,21 @@ done
   -f config/samples/edge_v1alpha1_provisiontemplate.yaml >/dev/null
 [[ "$runtime" != docker ]] || "$kubectl" apply -f config/samples/edge_v1alpha1_edgeservice_docker.yaml >/dev/null
 "$kubectl" wait --for=condition=Available --timeout=60s edgeservice --all >/dev/null 2>&1 || true
+"$kubectl" wait --for=condition=Available --timeout=60s apiservice/v1.facade.edge.edgeplane.io >/dev/null ||
+  { tail -20 "$dir/aggregated.log"; echo "the facade's APIService did not become Available" >&2; exit 1; }
+apiserver="$("$kubectl" config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
 
 cat <<MSG
 
 edgeplane is running on this machine.
   facade:      $url/api/v1   (OpenAPI: $url/api/v1/openapi.json)
+  aggregated:  ${apiserver%/}/apis/facade.edge.edgeplane.io/v1/api/v1   (the same facade through kube-apiserver)
   kubeconfig:  $KUBECONFIG
-  logs:        $dir/{devcluster,manager,agent,agent-docker}.log
+  logs:        $dir/{devcluster,manager,aggregated,agent,agent-docker}.log
 
 Try:
   curl -s '$url/api/v1/node?pageSize=-1'
+  KUBECONFIG=$KUBECONFIG $kubectl get --raw '/apis/facade.edge.edgeplane.io/v1/api/v1/node?pageSize=-1'
   KUBECONFIG=$KUBECONFIG $kubectl get edge -A
   curl -s "$url/api/v1/container/service?serviceIds[]=\$(KUBECONFIG=$KUBECONFIG $kubectl get es sensor-gateway -o jsonpath='{.metadata.uid}')&pageNum=1&pageSize=10"
 MSG

@@ -172,8 +172,9 @@ var APIServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Ver
 // RegisterAPIService registers group/version as served by a backend on
 // localhost:port, as make dev does: an ExternalName Service to localhost
 // (the aggregator resolves it to its externalName) and an APIService
-// trusting caBundle. The backend's certificate must name
-// <service>.<namespace>.svc, the server name the aggregator asks for.
+// trusting caBundle (none given: left for the backend to set). The
+// backend's certificate must name <service>.<namespace>.svc, the server
+// name the aggregator asks for.
 func RegisterAPIService(ctx context.Context, c client.Client, group, version, namespace, service string, port int, caBundle []byte) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: service},
@@ -185,11 +186,14 @@ func RegisterAPIService(ctx context.Context, c client.Client, group, version, na
 	as := &unstructured.Unstructured{}
 	as.SetGroupVersionKind(APIServiceGVK)
 	as.SetName(version + "." + group)
-	as.Object["spec"] = map[string]any{
+	spec := map[string]any{
 		"group": group, "version": version, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
-		"service":  map[string]any{"namespace": namespace, "name": service, "port": int64(port)},
-		"caBundle": base64.StdEncoding.EncodeToString(caBundle),
+		"service": map[string]any{"namespace": namespace, "name": service, "port": int64(port)},
 	}
+	if len(caBundle) > 0 {
+		spec["caBundle"] = base64.StdEncoding.EncodeToString(caBundle)
+	}
+	as.Object["spec"] = spec
 	return c.Create(ctx, as)
 }
 
