@@ -167,6 +167,10 @@ chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading mana
 chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s while the real agent's link is cut 10 times, its engine restarted 5 times and the agent SIGKILLed 10 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= duplicates= orphans= lost_changes= converge_s=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
 
+.PHONY: bench-aggregated
+bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/aggbench --nodes $(or $(NODES),1000)
+
 .PHONY: outage
 outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
 	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./internal/e2e/outage -count=1 -v -run TestAPIServerOutage

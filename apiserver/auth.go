@@ -17,11 +17,13 @@ limitations under the License.
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -175,6 +177,10 @@ func (a *kubeAuthorizer) identify(r *http.Request) (user *authenticationv1.UserI
 	if u := a.proxy.user(r); u != nil {
 		return u, "proxy|" + hashIdentity(u), nil
 	}
+	if a.proxy.unready(r) {
+		return nil, "", &apiError{status: http.StatusServiceUnavailable, retryAfter: 1,
+			msg: "The facade has not read kube-apiserver's front-proxy settings yet; retry in a second."}
+	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || strings.TrimSpace(token) == "" {
 		return nil, "", errorf(http.StatusUnauthorized, "A bearer token is required: send Authorization: Bearer <token>, or call through kube-apiserver at %s.", AggregatedPrefix)
@@ -295,8 +301,25 @@ const authConfigMap = "extension-apiserver-authentication"
 type frontProxy struct {
 	ca      *dynamiccertificates.ConfigMapCAController
 	headers *headerrequest.RequestHeaderAuthRequestController
-	authn   authenticator.Request
+	// authn checks the certificate (chain to the CA, allowed name) and
+	// then reads the headers; identity reads only the headers, for a
+	// connection whose certificate authn has already passed.
+	authn, identity authenticator.Request
+	// passed holds the certificates of connections authn passed, with the
+	// CA bundle and names it passed them under: kube-apiserver keeps its
+	// connections open, and checking an ECDSA chain on every request
+	// was 40 % of the facade's CPU through it.
+	passed *utilcache.LRUExpireCache // *x509.Certificate -> passedUnder
 }
+
+// passedUnder is the trust a certificate was checked against.
+type passedUnder struct {
+	caBundle []byte
+	names    []string
+}
+
+// passedTTL is how long a connection's certificate check is reused.
+const passedTTL = time.Minute
 
 func newFrontProxy(c kubernetes.Interface) (*frontProxy, error) {
 	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", metav1.NamespaceSystem, authConfigMap, "requestheader-client-ca-file", c)
@@ -311,7 +334,8 @@ func newFrontProxy(c kubernetes.Interface) (*frontProxy, error) {
 	}
 	authn := headerrequest.NewDynamicVerifyOptionsSecure(ca.VerifyOptions, slice(h.AllowedClientNames),
 		slice(h.UsernameHeaders), slice(h.UIDHeaders), slice(h.GroupHeaders), slice(h.ExtraHeaderPrefixes))
-	return &frontProxy{ca: ca, headers: h, authn: authn}, nil
+	identity := headerrequest.NewDynamic(slice(h.UsernameHeaders), slice(h.UIDHeaders), slice(h.GroupHeaders), slice(h.ExtraHeaderPrefixes))
+	return &frontProxy{ca: ca, headers: h, authn: authn, identity: identity, passed: utilcache.NewLRUExpireCache(1024)}, nil
 }
 
 // start follows the ConfigMap until ctx ends, from informers of their
@@ -331,16 +355,43 @@ func (f *frontProxy) start(ctx context.Context, log logr.Logger) {
 	}()
 }
 
+// unready says whether r looks forwarded by kube-apiserver (a client
+// certificate and a user header) while the front-proxy settings have not
+// been read yet: such a request is asked to come back, not refused, in a
+// replica's first seconds.
+func (f *frontProxy) unready(r *http.Request) bool {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || f.ca.CurrentCABundleContent() != nil {
+		return false
+	}
+	for _, h := range append(f.headers.UsernameHeaders(), "X-Remote-User") {
+		if r.Header.Get(h) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // user is the identity kube-apiserver forwards with r, or nil when r did
 // not come from it.
 func (f *frontProxy) user(r *http.Request) *authenticationv1.UserInfo {
 	if f == nil || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return nil
 	}
-	resp, ok, err := f.authn.AuthenticateRequest(r)
+	// The connection state, and so the certificate, is one per
+	// connection: a certificate seen before under the same trust is this
+	// connection's, already checked.
+	cert := r.TLS.PeerCertificates[0]
+	under := passedUnder{caBundle: f.ca.CurrentCABundleContent(), names: f.headers.AllowedClientNames()}
+	check := f.authn
+	if v, ok := f.passed.Get(cert); ok && time.Now().Before(cert.NotAfter) &&
+		bytes.Equal(v.(passedUnder).caBundle, under.caBundle) && slices.Equal(v.(passedUnder).names, under.names) {
+		check = f.identity
+	}
+	resp, ok, err := check.AuthenticateRequest(r)
 	if err != nil || !ok {
 		return nil
 	}
+	f.passed.Add(cert, under, passedTTL)
 	u := resp.User
 	info := &authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups()}
 	for k, v := range u.GetExtra() {

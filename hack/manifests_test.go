@@ -63,11 +63,14 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 	}
 	for kind, n := range map[string]int{
 		"CustomResourceDefinition": 4, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
-		// The manager's, the metrics reader's and the three facade client roles.
-		"ClusterRole": 5, "ClusterRoleBinding": 1,
-		// Leader election; Leases in the Lease namespace; the facade's writes.
-		"Role": 3, "RoleBinding": 3,
-		"Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
+		// The manager's, the metrics reader's and the three facade client roles;
+		// the manager's binding and system:auth-delegator's.
+		"ClusterRole": 5, "ClusterRoleBinding": 2,
+		// Leader election; Leases in the Lease namespace; the facade's
+		// writes; and the binding to extension-apiserver-authentication-reader.
+		"Role": 3, "RoleBinding": 4,
+		// The facade directly, through kube-apiserver, and metrics.
+		"Service": 3, "APIService": 1, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if kinds[kind] != n {
