@@ -212,8 +212,37 @@ func run(ctx context.Context, args []string) error {
 	if srv != nil {
 		g.Go(func() error { return srv.Start(gctx) })
 	}
-	g.Go(func() error { return mgr.Start(gctx) })
+	g.Go(func() error { return startManager(gctx, mgr) })
 	return g.Wait()
+}
+
+// unsyncedStopGrace is how long a manager stopped before its cache synced
+// is waited for.
+const unsyncedStopGrace = 10 * time.Second
+
+// startManager runs mgr until ctx ends. controller-runtime's manager does
+// not return when it is stopped before its cache has synced (its start
+// waits for a sync that can no longer come): such a manager is left
+// behind after a grace, so that the facade's shutdown and the process's
+// exit do not wait on it.
+func startManager(ctx context.Context, mgr ctrl.Manager) error {
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	if cacheSynced(mgr) == nil {
+		return <-done
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(unsyncedStopGrace):
+		ctrl.Log.WithName("setup").Info("Stopped before the cache synced; not waiting for the manager", "waited", unsyncedStopGrace)
+		return nil
+	}
 }
 
 // metricsOptions serve metrics as kubebuilder's scaffold does: over HTTPS

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -212,6 +213,26 @@ func TestManager(t *testing.T) {
 			return replicaNode.Status.Status
 		}, "1s").Should(BeEmpty(), "a read replica runs no reconciler")
 		g.Expect(strings.Count(mustBody(g, "http://"+facade+"/api/v1/node"), `"id"`)).To(Equal(2))
+	})
+
+	// The cache of a manager that may not read the kinds never syncs; its
+	// facade still answers discovery, so the aggregation layer never waits
+	// on a sync, and its routes answer 503.
+	t.Run("answers discovery before its cache has synced", func(t *testing.T) {
+		g := NewWithT(t)
+		token, err := testenv.ServiceAccountToken(ctx, env.Config, "legacy", "no-rights")
+		g.Expect(err).NotTo(HaveOccurred())
+		kc := writeTokenKubeconfig(t, env.Config.Host, env.Config.CAData, token)
+		facade := freeAddr(t)
+		stop := start(t, "--kubeconfig", kc, "--controllers=false", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+			"--api-bind-address", facade, "--api-namespace", "legacy")
+		defer func() { g.Expect(stop()).To(Succeed()) }()
+		g.Eventually(func() int { code, _ := fetch("http://" + facade + apiserver.AggregatedPrefix); return code }).Should(Equal(http.StatusOK))
+		g.Expect(mustBody(g, "http://"+facade+apiserver.AggregatedPrefix)).To(ContainSubstring(`"kind":"APIResourceList"`))
+		for _, path := range []string{"/readyz", "/api/v1/node", apiserver.AggregatedPrefix + "/api/v1/node"} {
+			code, body := fetch("http://" + facade + path)
+			g.Expect(code).To(Equal(http.StatusServiceUnavailable), "%s: %s", path, body)
+		}
 	})
 }
 
