@@ -167,6 +167,10 @@ chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading mana
 chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s while the real agent's link is cut 10 times, its engine restarted 5 times and the agent SIGKILLed 10 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= duplicates= orphans= lost_changes= converge_s=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
 
+.PHONY: scale-curve
+scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms=; CSV, SVG plots and logs into OUT (dist/scale-curve)
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(or $(SIZES),250,500,1000,2000,5000) --out $(or $(OUT),dist/scale-curve)
+
 .PHONY: bench-aggregated
 bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/aggbench --nodes $(or $(NODES),1000)

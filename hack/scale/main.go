@@ -134,6 +134,7 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		procs.Stop(manager)
 		return err
 	}
+	agentStarted := time.Now()
 	defer procs.Stop(manager, agentCmd)
 	// The baseline for the facade's latency: a trivial handler in a process
 	// of its own, loaded the same way at the same time.
@@ -184,7 +185,8 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("%d nodes registered and online in %v\n", nodes, time.Since(began).Round(time.Second))
+	online := time.Since(agentStarted)
+	fmt.Printf("%d nodes registered and online %v after the agent started\n", nodes, online.Round(100*time.Millisecond))
 
 	writesBefore, err := serverWrites(ctx, cfg)
 	if err != nil {
@@ -216,10 +218,20 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	// What the nodes cost at rest (Lease renewals, the controllers'
 	// liveness checks), so that the CPU of the run can be split into that
 	// and the services' share.
+	restWritesStart, err := serverWrites(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	idleStart := cpuTimes(pids)
 	time.Sleep(idleWindow)
 	idleEnd := cpuTimes(pids)
+	restWritesEnd, err := serverWrites(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, cpuUse(idleStart, idleEnd, idleWindow))
+	rest := restCost(ctx, cfg, env, pids, nodes, idleEnd["kube-apiserver"]-idleStart["kube-apiserver"], (restWritesEnd-restWritesStart)/idleWindow.Seconds())
+	fmt.Println(rest)
 	cpuBefore := cpuTimes(pids)
 	var profiling sync.WaitGroup
 	if profiles != "" {
@@ -284,8 +296,8 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	// the services cost it, and the least time those writes take with both
 	// cores given to the API server and nothing else running.
 	const api = "kube-apiserver"
-	rest := float64(idleEnd[api]-idleStart[api]) / float64(idleWindow) * float64(took)
-	work := time.Duration(float64(cpuAfter[api]-cpuBefore[api]) - rest)
+	atRest := float64(idleEnd[api]-idleStart[api]) / float64(idleWindow) * float64(took)
+	work := time.Duration(float64(cpuAfter[api]-cpuBefore[api]) - atRest)
 	fmt.Printf("API server CPU for the services: %.1f s beyond rest, %.2f ms per write; those %d writes alone need %.1f s of all %d cores\n",
 		work.Seconds(), work.Seconds()*1000/float64(writes), writes, work.Seconds()/float64(goruntime.NumCPU()), goruntime.NumCPU())
 	if outage > 0 {
@@ -297,6 +309,10 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	}
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
 		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
+	// One point of make scale-curve: what the size costs at rest and in
+	// the run.
+	fmt.Printf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f\n",
+		nodes, online.Seconds(), instances, took.Seconds(), rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil
 }
 
@@ -393,8 +409,9 @@ type latencies struct {
 // replicaRoutes prefixes the routes of the read replica's facade.
 const replicaRoutes = "read replica: "
 
-// idleWindow is how long the run measures the CPU the nodes cost at rest.
-const idleWindow = 10 * time.Second
+// idleWindow is how long the run measures what the nodes cost at rest:
+// three Lease renewals of every node.
+const idleWindow = 30 * time.Second
 
 func (l *latencies) load(ctx context.Context, leader, replica, trivial, nodeID, serviceID string) {
 	l.mu.Lock()

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/edgeplane/edgeplane/internal/procs"
+)
+
+// restFigures are what the nodes cost while nothing changes: every node
+// online, no service yet.
+type restFigures struct {
+	nodes int
+	// writesPerS are the API server's writes per second (Lease renewals,
+	// node status); apiserverCPUPerNode its CPU in ms per node per second.
+	writesPerS, apiserverCPUPerNode float64
+	apiserverRSS, managerRSS         int64
+	etcdBytes                        float64
+	watches                          float64
+}
+
+// restCost reads the resting figures: the caller measured the writes and
+// the API server's CPU over idleWindow; memory, etcd's size and the open
+// watches are read now.
+func restCost(ctx context.Context, cfg *rest.Config, env *envtest.Environment, pids map[string]int, nodes int, apiCPU time.Duration, writesPerS float64) restFigures {
+	f := restFigures{nodes: nodes, writesPerS: writesPerS,
+		apiserverCPUPerNode: float64(apiCPU.Milliseconds()) / idleWindow.Seconds() / float64(nodes)}
+	f.apiserverRSS, _ = procs.RSS(pids["kube-apiserver"])
+	f.managerRSS, _ = procs.RSS(pids["manager"])
+	if hc, err := rest.HTTPClientFor(cfg); err == nil {
+		m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
+		f.watches = sumSeries(m, "apiserver_longrunning_requests{", `verb="WATCH"`)
+	}
+	if env.ControlPlane.Etcd != nil && env.ControlPlane.Etcd.URL != nil {
+		m, _ := scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
+		f.etcdBytes = sumSeries(m, "etcd_mvcc_db_total_size_in_use_in_bytes", "")
+	}
+	return f
+}
+
+func (f restFigures) String() string {
+	n := float64(f.nodes)
+	return fmt.Sprintf("at rest with %d nodes: %.1f API writes/s (%.2f per node per minute); API server %.4f ms CPU per node per second, %d MiB (%.1f KiB per node); etcd %.1f MiB in use (%.1f KiB per node); manager %d MiB (%.1f KiB per node); %.0f watches open",
+		f.nodes, f.writesPerS, f.writesPerS*60/n, f.apiserverCPUPerNode, f.apiserverRSS>>20, float64(f.apiserverRSS)/1024/n,
+		f.etcdBytes/(1<<20), f.etcdBytes/1024/n, f.managerRSS>>20, float64(f.managerRSS)/1024/n, f.watches)
+}
+
+// scrape reads a Prometheus text endpoint into series -> value.
+func scrape(ctx context.Context, hc *http.Client, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// sumSeries adds the series whose name starts with prefix and that carry
+// label (any when empty).
+func sumSeries(m map[string]float64, prefix, label string) float64 {
+	total := 0.0
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) && (label == "" || strings.Contains(k, label)) {
+			total += v
+		}
+	}
+	return total
+}

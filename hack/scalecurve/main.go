@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command scalecurve is make scale-curve: the scale run (hack/scale) at
+// each of SIZES nodes, services scaled with the nodes (5 per node, 2
+// instances each), one run after another. It prints each run's curve line
+// as it comes, and writes them as curve.csv and one SVG plot per figure
+// against nodes into --out.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// fields are the curve line's keys, in order.
+var fields = []string{"nodes", "online_s", "instances", "success_s", "rest_writes_per_s", "apiserver_rss_mib",
+	"apiserver_cpu_ms_per_node_s", "manager_rss_mib", "facade_p99_ms"}
+
+// titles name the plotted figures.
+var titles = map[string]string{
+	"online_s":                    "every node online after the agent starts (s)",
+	"success_s":                   "every instance successful after the services are created (s)",
+	"rest_writes_per_s":           "API writes per second at rest",
+	"apiserver_rss_mib":           "kube-apiserver peak memory (MiB)",
+	"apiserver_cpu_ms_per_node_s": "kube-apiserver CPU at rest per node (ms/s)",
+	"manager_rss_mib":             "manager peak memory (MiB)",
+	"facade_p99_ms":               "facade p99 under the run's load (ms)",
+}
+
+func main() {
+	sizes := flag.String("sizes", "250,500,1000,2000,5000", "Node counts, comma-separated.")
+	perNode := flag.Int("services-per-node", 5, "Services per node (2 instances each).")
+	out := flag.String("out", "dist/scale-curve", "Directory of curve.csv, the plots and each run's log.")
+	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	if err := run(ctx, *sizes, *perNode, *out, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "scale-curve:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, sizes string, perNode int, out, bin string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	scale := filepath.Join(out, "scale")
+	if b, err := exec.Command("go", "build", "-o", scale, "./hack/scale").CombinedOutput(); err != nil {
+		return fmt.Errorf("building hack/scale: %v\n%s", err, b)
+	}
+	var points []map[string]float64
+	for s := range strings.SplitSeq(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("size %q is not a node count", s)
+		}
+		logFile := filepath.Join(out, fmt.Sprintf("scale-%d.log", n))
+		start := time.Now()
+		line, err := runOne(ctx, scale, bin, n, n*perNode, logFile)
+		if err != nil {
+			return fmt.Errorf("%d nodes (log %s): %w", n, logFile, err)
+		}
+		fmt.Println(line)
+		fmt.Fprintf(os.Stderr, "  (%d nodes took %v)\n", n, time.Since(start).Round(time.Second))
+		p, err := parse(line)
+		if err != nil {
+			return err
+		}
+		points = append(points, p)
+		// Written after every size, so that a run stopped later keeps
+		// what it measured.
+		if err := write(out, points); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne runs the scale harness at one size and returns its curve line.
+func runOne(ctx context.Context, scale, bin string, nodes, services int, logFile string) (string, error) {
+	log, err := os.Create(logFile)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = log.Close() }()
+	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m")
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	var line string
+	sc := bufio.NewScanner(io.TeeReader(pipe, log))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "curve: ") {
+			line = sc.Text()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return "", err
+	}
+	if line == "" {
+		return "", errors.New("no curve line")
+	}
+	return line, nil
+}
+
+// parse reads a curve line into its figures; every field must be there.
+func parse(line string) (map[string]float64, error) {
+	p := map[string]float64{}
+	for kv := range strings.FieldsSeq(strings.TrimPrefix(line, "curve:")) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("curve line %q: %q is not key=value", line, kv)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("curve line %q: %s: %w", line, k, err)
+		}
+		p[k] = f
+	}
+	for _, k := range fields {
+		if _, ok := p[k]; !ok {
+			return nil, fmt.Errorf("curve line %q lacks %s", line, k)
+		}
+	}
+	return p, nil
+}
+
+// write writes curve.csv and a plot of each figure against nodes.
+func write(dir string, points []map[string]float64) error {
+	f, err := os.Create(filepath.Join(dir, "curve.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write(fields)
+	for _, p := range points {
+		row := make([]string, len(fields))
+		for i, k := range fields {
+			row[i] = strconv.FormatFloat(p[k], 'f', -1, 64)
+		}
+		_ = w.Write(row)
+	}
+	w.Flush()
+	if err := errors.Join(w.Error(), f.Close()); err != nil {
+		return err
+	}
+	for _, k := range fields[1:] {
+		if k == "instances" {
+			continue
+		}
+		if err := plotFigure(filepath.Join(dir, k+".svg"), k, points); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func plotFigure(file, key string, points []map[string]float64) error {
+	p := plot.New()
+	p.Title.Text = titles[key]
+	p.X.Label.Text = "nodes"
+	p.Y.Label.Text = key
+	p.Y.Min = 0
+	xys := make(plotter.XYs, len(points))
+	for i, pt := range points {
+		xys[i] = plotter.XY{X: pt["nodes"], Y: pt[key]}
+	}
+	line, dots, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	p.Add(line, dots, plotter.NewGrid())
+	return p.Save(6*vg.Inch, 4*vg.Inch, file)
+}

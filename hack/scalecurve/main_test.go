@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A curve line is read whole or refused, and the points come out as the
+// CSV and one SVG plot per figure.
+func TestParseAndWrite(t *testing.T) {
+	lines := []string{
+		"curve: nodes=250 online_s=4.6 instances=2500 success_s=32.7 rest_writes_per_s=25.1 apiserver_rss_mib=655 apiserver_cpu_ms_per_node_s=0.1800 manager_rss_mib=95 facade_p99_ms=8.3",
+		"curve: nodes=500 online_s=6.1 instances=5000 success_s=61.0 rest_writes_per_s=50.3 apiserver_rss_mib=900 apiserver_cpu_ms_per_node_s=0.1700 manager_rss_mib=120 facade_p99_ms=9.0",
+	}
+	var points []map[string]float64
+	for _, l := range lines {
+		p, err := parse(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		points = append(points, p)
+	}
+	if points[1]["rest_writes_per_s"] != 50.3 || points[0]["nodes"] != 250 {
+		t.Errorf("parsed %v", points)
+	}
+	for _, bad := range []string{"curve: nodes=250", "curve: nodes=x online_s=1", "curve: nodes"} {
+		if _, err := parse(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	dir := t.TempDir()
+	if err := write(dir, points); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "curve.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSpace(string(data)), "\n"); len(got) != 3 || got[0] != strings.Join(fields, ",") || !strings.HasPrefix(got[2], "500,6.1,5000,") {
+		t.Errorf("curve.csv:\n%s", data)
+	}
+	for _, k := range []string{"online_s", "success_s", "rest_writes_per_s", "facade_p99_ms"} {
+		svg, err := os.ReadFile(filepath.Join(dir, k+".svg"))
+		if err != nil || !strings.Contains(string(svg), "<svg") {
+			t.Errorf("%s.svg: %v", k, err)
+		}
+	}
+}
