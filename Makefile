@@ -169,7 +169,15 @@ chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (EN
 
 .PHONY: scale-curve
 scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms=; CSV, SVG plots and logs into OUT (dist/scale-curve)
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(or $(SIZES),250,500,1000,2000,5000) --out $(or $(OUT),dist/scale-curve)
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT)
+
+# make scale-curve's node counts and output directory.
+SIZES ?= 250,500,1000,2000,5000
+OUT ?= dist/scale-curve
+
+.PHONY: gateway-sim
+gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=
+	go run ./hack/gatewaysim
 
 .PHONY: bench-aggregated
 bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=
