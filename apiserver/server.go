@@ -121,8 +121,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Server is the facade. It runs as a manager Runnable on every replica,
-// leader or not.
+// Server is the facade. It runs on every replica, leader or not: as a
+// manager Runnable, or beside the manager (the manager binary) so that it
+// listens before the cache has synced.
 type Server struct {
 	opts   Options
 	cache  cache.Cache   // the informer cache, which every read uses
