@@ -110,7 +110,7 @@ func auditWrites(path string, from, to time.Time) (map[writeKey]int, error) {
 }
 
 // breakdown formats the counts, most first, with per-instance figures.
-func breakdown(counts map[writeKey]int, instances int) (string, int) {
+func breakdown(counts map[writeKey]int, per string, n int) (string, int) {
 	keys := make([]writeKey, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
@@ -118,13 +118,13 @@ func breakdown(counts map[writeKey]int, instances int) (string, int) {
 	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
 	var b strings.Builder
 	notLease := 0
-	fmt.Fprintf(&b, "  %-28s %-8s %-24s %8s %10s\n", "resource", "verb", "field manager", "writes", "/instance")
+	fmt.Fprintf(&b, "  %-28s %-8s %-24s %8s %10s\n", "resource", "verb", "field manager", "writes", per)
 	for _, k := range keys {
-		n := counts[k]
+		c := counts[k]
 		if k.resource != "leases" {
-			notLease += n
+			notLease += c
 		}
-		fmt.Fprintf(&b, "  %-28s %-8s %-24s %8d %10.2f\n", k.resource, k.verb, k.manager, n, float64(n)/float64(instances))
+		fmt.Fprintf(&b, "  %-28s %-8s %-24s %8d %10.2f\n", k.resource, k.verb, k.manager, c, float64(c)/float64(n))
 	}
 	return b.String(), notLease
 }

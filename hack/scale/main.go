@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func main() {
 	var (
 		nodes, services, factor int
 		bin, profiles           string
-		withReplica             bool
+		withReplica, agentWatch bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
 	)
@@ -70,6 +71,7 @@ func main() {
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
+	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its services by label, as each real agent holds (the simulator itself shares a few).")
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
@@ -81,13 +83,13 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
-	if err := run(ctx, nodes, services, factor, managerFlags, bin, profiles, withReplica, outage); err != nil {
+	if err := run(ctx, nodes, services, factor, managerFlags, bin, profiles, withReplica, agentWatch, outage); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor int, managerFlags []string, bin, profiles string, withReplica bool, outage time.Duration) error {
+func run(ctx context.Context, nodes, services, factor int, managerFlags []string, bin, profiles string, withReplica, agentWatch bool, outage time.Duration) error {
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
@@ -127,9 +129,22 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	if err != nil {
 		return err
 	}
+	// The API server and etcd, measured from the agent's start: the nodes'
+	// registration is theirs to carry.
+	apiserverPID, err := testenv.APIServerPID(cfg)
+	if err != nil {
+		return err
+	}
+	servers := map[string]int{"kube-apiserver": apiserverPID}
+	if etcdPID, err := testenv.EtcdPID(env); err == nil {
+		servers["etcd"] = etcdPID
+	} else {
+		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
+	}
+	registering := cpuTimes(servers)
 	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
-		"--start-delay", "1s", "--kube-api-qps", "500", "--kube-api-burst", "1000", "--pprof-bind-address", agentPprof)
+		"--start-delay", "1s", "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2*agentQPS(nodes)), "--pprof-bind-address", agentPprof)
 	if err != nil {
 		procs.Stop(manager)
 		return err
@@ -186,27 +201,19 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		return err
 	}
 	online := time.Since(agentStarted)
-	fmt.Printf("%d nodes registered and online %v after the agent started\n", nodes, online.Round(100*time.Millisecond))
+	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), cpuUse(registering, cpuTimes(servers), 0))
 
-	writesBefore, err := serverWrites(ctx, cfg)
+	requestsBefore, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	writesBefore := writes(requestsBefore)
 	mem := &peaks{}
-	apiserverPID, err := testenv.APIServerPID(cfg)
-	if err != nil {
-		return err
-	}
 	// Peaks are taken until every instance succeeded, not while the run
 	// reads its audit log afterwards.
 	mctx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	pids["kube-apiserver"] = apiserverPID
-	if etcdPID, err := testenv.EtcdPID(env); err == nil {
-		pids["etcd"] = etcdPID
-	} else {
-		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
-	}
+	maps.Copy(pids, servers)
 	go mem.sample(mctx, pids)
 	lat := &latencies{}
 	lctx, stopLoad := context.WithCancel(ctx)
@@ -214,6 +221,25 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	first := &edgev1alpha1.EdgeNode{}
 	if err := view.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, first); err != nil {
 		return err
+	}
+	delivered := func() int64 { return 0 }
+	if agentWatch {
+		list := &edgev1alpha1.EdgeNodeList{}
+		if err := view.List(ctx, list); err != nil {
+			return err
+		}
+		names := make([]string, 0, len(list.Items))
+		for _, n := range list.Items {
+			names = append(names, n.Name)
+		}
+		if delivered, err = agentWatches(ctx, cfg, names); err != nil {
+			return err
+		}
+		if err := procs.WaitFor(ctx, "a watch per node", time.Second, func() (bool, error) {
+			return openWatches(ctx, cfg) >= float64(nodes), nil
+		}); err != nil {
+			return err
+		}
 	}
 	// What the nodes cost at rest (Lease renewals, the controllers'
 	// liveness checks), so that the CPU of the run can be split into that
@@ -268,13 +294,18 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	stopSampling()
 	stopLoad()
 	profiling.Wait()
-	writesAfter, err := serverWrites(ctx, cfg)
+	requestsAfter, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	writesAfter := writes(requestsAfter)
 
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
+	if agentWatch {
+		fmt.Printf("events delivered to the %d agents' watches: %d; watches the API server closed for falling behind: %.0f\n", nodes, delivered(), terminatedWatches(ctx, cfg))
+	}
+	fmt.Printf("API reads during convergence, by verb and resource:%s\n", reads(requestsBefore, requestsAfter))
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("CPU used during convergence (%d cores give %.0f s):%s\n", goruntime.NumCPU(), float64(goruntime.NumCPU())*took.Seconds(), cpuUse(cpuBefore, cpuAfter, 0))
 	fmt.Printf("facade latency under that load (the leader's, a read replica's if run, and a trivial handler's): %s\n", lat.String())
@@ -290,8 +321,12 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	if err != nil {
 		return err
 	}
-	table, writes := breakdown(counts, instances)
+	table, writes := breakdown(counts, "/instance", instances)
 	fmt.Printf("API writes by resource, verb and field manager (audit log), from the first create until every instance succeeded:\n%s", table)
+	if counts, err := auditWrites(auditLog, agentStarted, agentStarted.Add(online)); err == nil {
+		table, _ := breakdown(counts, "/node", nodes)
+		fmt.Printf("API writes from the agent's start until every node was online:\n%s", table)
+	}
 	// The API server's CPU beyond what it spends at rest, per write: what
 	// the services cost it, and the least time those writes take with both
 	// cores given to the API server and nothing else running.
@@ -315,6 +350,13 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		nodes, online.Seconds(), instances, took.Seconds(), rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil
 }
+
+// agentQPS is the simulator's client rate for all its nodes together. Each
+// real agent has its own (20/s by default); one process playing thousands
+// shares one, and a fixed rate would time its own limit instead of the
+// control plane: renewals alone take nodes/10 per second. One per node per
+// second, 500 at least, leaves a node room for its registration's writes.
+func agentQPS(nodes int) int { return max(500, nodes) }
 
 func createServices(ctx context.Context, c client.Client, n, factor int) error {
 	var wg sync.WaitGroup
@@ -347,14 +389,44 @@ func createServices(ctx context.Context, c client.Client, n, factor int) error {
 // serverWrites sums the API server's requests that write.
 func serverWrites(ctx context.Context, cfg *rest.Config) (float64, error) {
 	counts, err := testenv.APIRequests(ctx, cfg)
+	return writes(counts), err
+}
+
+// writes sums the write requests of the API server's request counts.
+func writes(counts map[string]float64) float64 {
 	total := 0.0
 	for key, n := range counts {
-		switch verb, _, _ := strings.Cut(key, " "); verb {
-		case "POST", "PUT", "PATCH", "APPLY", "DELETE":
+		if isWrite(key) {
 			total += n
 		}
 	}
-	return total, err
+	return total
+}
+
+func isWrite(key string) bool {
+	switch verb, _, _ := strings.Cut(key, " "); verb {
+	case "POST", "PUT", "PATCH", "APPLY", "DELETE":
+		return true
+	}
+	return false
+}
+
+// reads lists the read requests between two counts, most first: a LIST
+// that a component repeats costs the API server in proportion to the
+// objects, so it is what makes a cost per write grow with the fleet.
+func reads(before, after map[string]float64) string {
+	var keys []string
+	for key, n := range after {
+		if !isWrite(key) && n > before[key] {
+			keys = append(keys, key)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return after[keys[i]]-before[keys[i]] > after[keys[j]]-before[keys[j]] })
+	var b strings.Builder
+	for _, key := range keys {
+		fmt.Fprintf(&b, "\n  %-40s %8.0f", key, after[key]-before[key])
+	}
+	return b.String()
 }
 
 // peaks samples the resident memory of processes every second.

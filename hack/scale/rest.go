@@ -38,9 +38,9 @@ type restFigures struct {
 	// writesPerS are the API server's writes per second (Lease renewals,
 	// node status); apiserverCPUPerNode its CPU in ms per node per second.
 	writesPerS, apiserverCPUPerNode float64
-	apiserverRSS, managerRSS         int64
-	etcdBytes                        float64
-	watches                          float64
+	apiserverRSS, managerRSS        int64
+	etcdBytes                       float64
+	watches                         float64
 }
 
 // restCost reads the resting figures: the caller measured the writes and
@@ -51,10 +51,7 @@ func restCost(ctx context.Context, cfg *rest.Config, env *envtest.Environment, p
 		apiserverCPUPerNode: float64(apiCPU.Milliseconds()) / idleWindow.Seconds() / float64(nodes)}
 	f.apiserverRSS, _ = procs.RSS(pids["kube-apiserver"])
 	f.managerRSS, _ = procs.RSS(pids["manager"])
-	if hc, err := rest.HTTPClientFor(cfg); err == nil {
-		m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
-		f.watches = sumSeries(m, "apiserver_longrunning_requests{", `verb="WATCH"`)
-	}
+	f.watches = openWatches(ctx, cfg)
 	if env.ControlPlane.Etcd != nil && env.ControlPlane.Etcd.URL != nil {
 		m, _ := scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
 		f.etcdBytes = sumSeries(m, "etcd_mvcc_db_total_size_in_use_in_bytes", "")
@@ -109,4 +106,25 @@ func sumSeries(m map[string]float64, prefix, label string) float64 {
 		}
 	}
 	return total
+}
+
+// openWatches reads how many watches the API server holds open.
+func openWatches(ctx context.Context, cfg *rest.Config) float64 {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0
+	}
+	m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
+	return sumSeries(m, "apiserver_longrunning_requests{", `verb="WATCH"`)
+}
+
+// terminatedWatches reads how many watches the API server has closed
+// because they did not take their events in time.
+func terminatedWatches(ctx context.Context, cfg *rest.Config) float64 {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0
+	}
+	m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
+	return sumSeries(m, "apiserver_terminated_watchers_total", "")
 }
