@@ -168,8 +168,8 @@ chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (EN
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
 
 .PHONY: scale-curve
-scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms=; CSV, SVG plots and logs into OUT (dist/scale-curve)
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT)
+scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms=; CSV, SVG plots and logs into OUT (dist/scale-curve; sizes measured before and not run again are kept); a size not converged within CONVERGE_WITHIN (30m) gets success_s=NaN and keeps its other figures
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN))
 
 # make scale-curve's node counts and output directory.
 SIZES ?= 250,500,1000,2000,5000

@@ -22,6 +22,7 @@ limitations under the License.
 package main
 
 import (
+	"math"
 	"context"
 	"flag"
 	"fmt"
@@ -61,6 +62,7 @@ func main() {
 		withReplica, agentWatch bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
+		convergeWithin          time.Duration
 	)
 	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
 	flag.IntVar(&services, "services", 5000, "Dynamic services.")
@@ -69,6 +71,7 @@ func main() {
 	flag.IntVar(&concurrency, "concurrency", 4, "--concurrency of the manager; 4 is its default. 8 converges about 10 % sooner and costs the facade's p99 1-2 ms (docs/design.md).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
+	flag.DurationVar(&convergeWithin, "converge-within", 0, "Stop waiting for every instance after this long and report the figures of that time, success_s NaN; 0 waits until --timeout.")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
 	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its services by label, as each real agent holds (the simulator itself shares a few).")
@@ -83,13 +86,24 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
-	if err := run(ctx, nodes, services, factor, managerFlags, bin, profiles, withReplica, agentWatch, outage); err != nil {
+	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
+		withReplica: withReplica, agentWatch: agentWatch, outage: outage, convergeWithin: convergeWithin}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nodes, services, factor int, managerFlags []string, bin, profiles string, withReplica, agentWatch bool, outage time.Duration) error {
+// runOptions are what one run is asked to do.
+type runOptions struct {
+	nodes, services, factor int
+	managerFlags            []string
+	bin, profiles           string
+	withReplica, agentWatch bool
+	outage, convergeWithin  time.Duration
+}
+
+func run(ctx context.Context, o runOptions) error {
+	nodes, services, factor, bin := o.nodes, o.services, o.factor, o.bin
 	dir, err := os.MkdirTemp("", "edgeplane-scale")
 	if err != nil {
 		return err
@@ -125,7 +139,7 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 
 	const facade, managerPprof, agentPprof, trivialAddr, replicaFacade = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092", "127.0.0.1:18093", "127.0.0.1:18094"
 	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
-		"--health-probe-bind-address", "0", "--api-bind-address", facade}, managerFlags...)...)
+		"--health-probe-bind-address", "0", "--api-bind-address", facade}, o.managerFlags...)...)
 	if err != nil {
 		return err
 	}
@@ -164,7 +178,7 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	defer procs.Stop(trivial)
 	pids := map[string]int{"manager": manager.Process.Pid, "edge-agent": agentCmd.Process.Pid, "scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid}
 	replicaURL := ""
-	if withReplica {
+	if o.withReplica {
 		// A facade in a process of its own, as the chart's second replica
 		// serves it: the manager with --controllers=false. Its informers
 		// cost the API server and the machine some CPU.
@@ -223,7 +237,7 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		return err
 	}
 	delivered := func() int64 { return 0 }
-	if agentWatch {
+	if o.agentWatch {
 		list := &edgev1alpha1.EdgeNodeList{}
 		if err := view.List(ctx, list); err != nil {
 			return err
@@ -260,8 +274,8 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	fmt.Println(rest)
 	cpuBefore := cpuTimes(pids)
 	var profiling sync.WaitGroup
-	if profiles != "" {
-		profiling.Go(func() { takeProfiles(ctx, cfg, profiles, "http://"+managerPprof, "http://"+agentPprof) })
+	if o.profiles != "" {
+		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, "http://"+managerPprof, "http://"+agentPprof) })
 	}
 	began = time.Now()
 	if err := createServices(ctx, c, services, factor); err != nil {
@@ -273,23 +287,38 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 		return err
 	}
 	go lat.load(lctx, "http://"+facade, replicaURL, "http://"+trivialAddr, string(first.UID), string(svc.UID))
-	if err := procs.WaitFor(ctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
+	// A size the machine cannot converge in reasonable time still gives
+	// its figures: after convergeWithin the run reports how far it got.
+	wctx, stopWaiting := ctx, context.CancelFunc(func() {})
+	if o.convergeWithin > 0 {
+		wctx, stopWaiting = context.WithTimeout(ctx, o.convergeWithin)
+	}
+	defer stopWaiting()
+	done := 0
+	err = procs.WaitFor(wctx, "every instance successful", 500*time.Millisecond, func() (bool, error) {
 		list := &edgev1alpha1.EdgeServiceList{}
 		// Read only: no copy of every service twice a second.
 		if err := view.List(ctx, list, client.InNamespace("default"), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
-		done := 0
+		done = 0
 		for _, s := range list.Items {
 			if s.Status.ObservedGeneration == s.Generation && s.Status.ReadyReplicas == int32(factor) && s.Status.Replicas == int32(factor) {
 				done++
 			}
 		}
 		return done == services, nil
-	}); err != nil {
+	})
+	converged := err == nil
+	if !converged && (ctx.Err() != nil || wctx.Err() == nil) {
 		return err
 	}
 	took := time.Since(began)
+	successS := took.Seconds()
+	if !converged {
+		successS = math.NaN()
+		fmt.Printf("not converged: %d of %d services had every instance successful after %v; the figures below are of that time\n", done, services, took.Round(time.Second))
+	}
 	cpuAfter := cpuTimes(pids)
 	stopSampling()
 	stopLoad()
@@ -302,14 +331,14 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
-	if agentWatch {
+	if o.agentWatch {
 		fmt.Printf("events delivered to the %d agents' watches: %d; watches the API server closed for falling behind: %.0f\n", nodes, delivered(), terminatedWatches(ctx, cfg))
 	}
 	fmt.Printf("API reads during convergence, by verb and resource:%s\n", reads(requestsBefore, requestsAfter))
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("CPU used during convergence (%d cores give %.0f s):%s\n", goruntime.NumCPU(), float64(goruntime.NumCPU())*took.Seconds(), cpuUse(cpuBefore, cpuAfter, 0))
 	fmt.Printf("facade latency under that load (the leader's, a read replica's if run, and a trivial handler's): %s\n", lat.String())
-	if withReplica {
+	if o.withReplica {
 		fmt.Printf("worst facade p99: leader %.1f ms, read replica %.1f ms\n", lat.worstP99(false).Seconds()*1000, lat.worstP99(true).Seconds()*1000)
 	}
 	fmt.Printf("object sizes as the API server holds them (JSON bytes, of which managedFields):%s\n", objectSizes(ctx, c))
@@ -335,19 +364,19 @@ func run(ctx context.Context, nodes, services, factor int, managerFlags []string
 	work := time.Duration(float64(cpuAfter[api]-cpuBefore[api]) - atRest)
 	fmt.Printf("API server CPU for the services: %.1f s beyond rest, %.2f ms per write; those %d writes alone need %.1f s of all %d cores\n",
 		work.Seconds(), work.Seconds()*1000/float64(writes), writes, work.Seconds()/float64(goruntime.NumCPU()), goruntime.NumCPU())
-	if outage > 0 {
-		line, err := reconnect(ctx, cfg, view, nodes, apiserverPID, outage, auditLog)
+	if o.outage > 0 {
+		line, err := reconnect(ctx, cfg, view, nodes, apiserverPID, o.outage, auditLog)
 		if err != nil {
 			return err
 		}
 		fmt.Println(line)
 	}
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f\n",
-		nodes, instances, took.Seconds(), float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
+		nodes, instances, successS, float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	// One point of make scale-curve: what the size costs at rest and in
 	// the run.
 	fmt.Printf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f\n",
-		nodes, online.Seconds(), instances, took.Seconds(), rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
+		nodes, online.Seconds(), instances, successS, rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	return nil
 }
 

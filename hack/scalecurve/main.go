@@ -23,16 +23,19 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,16 +65,17 @@ func main() {
 	perNode := flag.Int("services-per-node", 5, "Services per node (2 instances each).")
 	out := flag.String("out", "dist/scale-curve", "Directory of curve.csv, the plots and each run's log.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
+	within := flag.Duration("converge-within", 30*time.Minute, "How long each size may take for every instance; a size the machine cannot converge in that time is a point without success_s (NaN), its other figures kept.")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	if err := run(ctx, *sizes, *perNode, *out, *bin); err != nil {
+	if err := run(ctx, *sizes, *perNode, *out, *bin, *within); err != nil {
 		fmt.Fprintln(os.Stderr, "scale-curve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, sizes string, perNode int, out, bin string) error {
+func run(ctx context.Context, sizes string, perNode int, out, bin string, within time.Duration) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -79,7 +83,12 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string) error 
 	if b, err := exec.Command("go", "build", "-o", scale, "./hack/scale").CombinedOutput(); err != nil {
 		return fmt.Errorf("building hack/scale: %v\n%s", err, b)
 	}
-	var points []map[string]float64
+	// The points of sizes not run again are kept, so that one size can be
+	// measured again on its own.
+	points, err := read(filepath.Join(out, "curve.csv"))
+	if err != nil {
+		return err
+	}
 	for s := range strings.SplitSeq(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -87,7 +96,7 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string) error 
 		}
 		logFile := filepath.Join(out, fmt.Sprintf("scale-%d.log", n))
 		start := time.Now()
-		line, err := runOne(ctx, scale, bin, n, n*perNode, logFile)
+		line, err := runOne(ctx, scale, bin, n, n*perNode, within, logFile)
 		if err != nil {
 			return fmt.Errorf("%d nodes (log %s): %w", n, logFile, err)
 		}
@@ -97,7 +106,9 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string) error 
 		if err != nil {
 			return err
 		}
+		points = slices.DeleteFunc(points, func(q map[string]float64) bool { return q["nodes"] == p["nodes"] })
 		points = append(points, p)
+		slices.SortFunc(points, func(a, b map[string]float64) int { return cmp.Compare(a["nodes"], b["nodes"]) })
 		// Written after every size, so that a run stopped later keeps
 		// what it measured.
 		if err := write(out, points); err != nil {
@@ -108,13 +119,13 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string) error 
 }
 
 // runOne runs the scale harness at one size and returns its curve line.
-func runOne(ctx context.Context, scale, bin string, nodes, services int, logFile string) (string, error) {
+func runOne(ctx context.Context, scale, bin string, nodes, services int, within time.Duration, logFile string) (string, error) {
 	log, err := os.Create(logFile)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = log.Close() }()
-	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m")
+	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m", "--converge-within", within.String())
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err
@@ -137,6 +148,37 @@ func runOne(ctx context.Context, scale, bin string, nodes, services int, logFile
 		return "", errors.New("no curve line")
 	}
 	return line, nil
+}
+
+// read reads the points of an earlier curve.csv; none if there is none.
+func read(file string) ([]map[string]float64, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	var points []map[string]float64
+	for _, row := range rows[1:] {
+		p := map[string]float64{}
+		for i, k := range rows[0] {
+			if i < len(row) {
+				if v, err := strconv.ParseFloat(row[i], 64); err == nil {
+					p[k] = v
+				}
+			}
+		}
+		if !slices.ContainsFunc(fields, func(k string) bool { _, ok := p[k]; return !ok }) {
+			points = append(points, p)
+		}
+	}
+	return points, nil
 }
 
 // parse reads a curve line into its figures; every field must be there.
@@ -197,9 +239,12 @@ func plotFigure(file, key string, points []map[string]float64) error {
 	p.X.Label.Text = "nodes"
 	p.Y.Label.Text = key
 	p.Y.Min = 0
-	xys := make(plotter.XYs, len(points))
-	for i, pt := range points {
-		xys[i] = plotter.XY{X: pt["nodes"], Y: pt[key]}
+	// A size that did not converge has no success_s (NaN): no point.
+	var xys plotter.XYs
+	for _, pt := range points {
+		if !math.IsNaN(pt[key]) {
+			xys = append(xys, plotter.XY{X: pt["nodes"], Y: pt[key]})
+		}
 	}
 	line, dots, err := plotter.NewLinePoints(xys)
 	if err != nil {

@@ -63,4 +63,21 @@ func TestParseAndWrite(t *testing.T) {
 			t.Errorf("%s.svg: %v", k, err)
 		}
 	}
+
+	// A size that did not converge keeps its other figures, and a later
+	// run reads the points back to keep them beside a size run again.
+	p, err := parse("curve: nodes=5000 online_s=90.2 instances=50000 success_s=NaN rest_writes_per_s=499.1 apiserver_rss_mib=3000 apiserver_cpu_ms_per_node_s=0.2100 manager_rss_mib=400 facade_p99_ms=20.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(dir, append(points, p)); err != nil {
+		t.Fatalf("a NaN success_s: %v", err)
+	}
+	back, err := read(filepath.Join(dir, "curve.csv"))
+	if err != nil || len(back) != 3 || back[2]["online_s"] != 90.2 || back[1]["success_s"] != 61.0 {
+		t.Errorf("read back %v, %v", back, err)
+	}
+	if none, err := read(filepath.Join(t.TempDir(), "curve.csv")); none != nil || err != nil {
+		t.Errorf("no earlier curve: %v, %v", none, err)
+	}
 }
