@@ -22,12 +22,12 @@ limitations under the License.
 package main
 
 import (
-	"math"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
