@@ -29,7 +29,9 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -150,13 +152,17 @@ func cpuUse(before, after map[string]time.Duration, window time.Duration) string
 // writes, and how much of it is managedFields: every write pays for both.
 func objectSizes(ctx context.Context, c client.Client) string {
 	var b strings.Builder
-	for _, o := range []struct{ kind, namespace, name string }{
-		{"EdgeService", "default", "svc-00000"},
-		{"DeployRecord", "default", "svc-00000-1"},
-		{"EdgeNode", "", "edge-linux-01"},
+	for _, o := range []struct {
+		gv                    schema.GroupVersion
+		kind, namespace, name string
+	}{
+		{edgev1alpha1.GroupVersion, "EdgeService", "default", "svc-00000"},
+		{edgev1alpha1.GroupVersion, "DeployRecord", "default", "svc-00000-1"},
+		{edgev1alpha1.GroupVersion, "EdgeNode", "", "edge-linux-01"},
+		{coordinationv1.SchemeGroupVersion, "Lease", "edgeplane-node-lease", "edge-linux-01"},
 	} {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind(o.kind))
+		u.SetGroupVersionKind(o.gv.WithKind(o.kind))
 		if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, u); err != nil {
 			fmt.Fprintf(&b, "\n  %-14s %v", o.kind, err)
 			continue

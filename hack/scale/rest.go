@@ -17,11 +17,9 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/internal/procs"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 // restFigures are what the nodes cost while nothing changes: every node
@@ -53,7 +52,7 @@ func restCost(ctx context.Context, cfg *rest.Config, env *envtest.Environment, p
 	f.managerRSS, _ = procs.RSS(pids["manager"])
 	f.watches = openWatches(ctx, cfg)
 	if env.ControlPlane.Etcd != nil && env.ControlPlane.Etcd.URL != nil {
-		m, _ := scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
+		m, _ := testenv.Scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
 		f.etcdBytes = sumSeries(m, "etcd_mvcc_db_total_size_in_use_in_bytes", "")
 	}
 	return f
@@ -64,36 +63,6 @@ func (f restFigures) String() string {
 	return fmt.Sprintf("at rest with %d nodes: %.1f API writes/s (%.2f per node per minute); API server %.4f ms CPU per node per second, %d MiB (%.1f KiB per node); etcd %.1f MiB in use (%.1f KiB per node); manager %d MiB (%.1f KiB per node); %.0f watches open",
 		f.nodes, f.writesPerS, f.writesPerS*60/n, f.apiserverCPUPerNode, f.apiserverRSS>>20, float64(f.apiserverRSS)/1024/n,
 		f.etcdBytes/(1<<20), f.etcdBytes/1024/n, f.managerRSS>>20, float64(f.managerRSS)/1024/n, f.watches)
-}
-
-// scrape reads a Prometheus text endpoint into series -> value.
-func scrape(ctx context.Context, hc *http.Client, url string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, sc.Err()
 }
 
 // sumSeries adds the series whose name starts with prefix and that carry
@@ -108,23 +77,23 @@ func sumSeries(m map[string]float64, prefix, label string) float64 {
 	return total
 }
 
-// openWatches reads how many watches the API server holds open.
-func openWatches(ctx context.Context, cfg *rest.Config) float64 {
+// apiMetrics reads the API server's /metrics; none when it cannot.
+func apiMetrics(ctx context.Context, cfg *rest.Config) map[string]float64 {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return 0
+		return nil
 	}
-	m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
-	return sumSeries(m, "apiserver_longrunning_requests{", `verb="WATCH"`)
+	m, _ := testenv.Scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
+	return m
+}
+
+// openWatches reads how many watches the API server holds open.
+func openWatches(ctx context.Context, cfg *rest.Config) float64 {
+	return sumSeries(apiMetrics(ctx, cfg), "apiserver_longrunning_requests{", `verb="WATCH"`)
 }
 
 // terminatedWatches reads how many watches the API server has closed
 // because they did not take their events in time.
 func terminatedWatches(ctx context.Context, cfg *rest.Config) float64 {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return 0
-	}
-	m, _ := scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
-	return sumSeries(m, "apiserver_terminated_watchers_total", "")
+	return sumSeries(apiMetrics(ctx, cfg), "apiserver_terminated_watchers_total", "")
 }

@@ -33,27 +33,15 @@ func APIRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
+	series, err := Scrape(ctx, hc, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+	for line, v := range series {
+		labels, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
 			continue
 		}
-		labels, value, _ := strings.Cut(line[len("apiserver_request_total{"):], "} ")
-		v, _ := strconv.ParseFloat(value, 64)
 		var verb, resource, sub string
-		for _, kv := range strings.Split(labels, ",") {
+		for _, kv := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
 			k, val, _ := strings.Cut(kv, "=")
 			val = strings.Trim(val, `"`)
 			switch k {
@@ -69,6 +57,37 @@ func APIRequests(ctx context.Context, cfg *rest.Config) (map[string]float64, err
 			resource += "/" + sub
 		}
 		out[verb+" "+resource] += v
+	}
+	return out, err
+}
+
+// Scrape reads a Prometheus text endpoint into series (name and labels, as
+// written) -> value.
+func Scrape(ctx context.Context, hc *http.Client, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
 	}
 	return out, sc.Err()
 }

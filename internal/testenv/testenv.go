@@ -173,11 +173,16 @@ func EtcdPID(env *envtest.Environment) (int, error) {
 }
 
 // pidOf finds a process by the base name of its binary and one argument.
+// envtest starts its servers as children of this process, and one of
+// them is preferred: under parallel test packages a server of another
+// package that is still exiting may carry the same port in its arguments,
+// and a test that stops the wrong process sees no outage at all.
 func pidOf(binary, arg string) (int, error) {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
+	found := 0
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
@@ -188,9 +193,34 @@ func pidOf(binary, arg string) (int, error) {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if filepath.Base(args[0]) == binary && slices.Contains(args, arg) {
+		if filepath.Base(args[0]) != binary || !slices.Contains(args, arg) {
+			continue
+		}
+		if parentOf(pid) == os.Getpid() {
 			return pid, nil
 		}
+		if found == 0 {
+			found = pid
+		}
 	}
-	return 0, fmt.Errorf("no %s with %s", binary, arg)
+	if found == 0 {
+		return 0, fmt.Errorf("no %s with %s", binary, arg)
+	}
+	return found, nil
+}
+
+// parentOf reads a process's parent from /proc; 0 if it cannot.
+func parentOf(pid int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
