@@ -75,6 +75,13 @@ func TestFacadeRolesMatchRoutes(t *testing.T) {
 		if !grantsAggregated(role.Rules, openapi) {
 			t.Errorf("%s does not grant %v: the OpenAPI document through kube-apiserver", name, openapi)
 		}
+		// The console through kube-apiserver: its index (list) and files (get).
+		for _, p := range apiserver.ConsoleAccess() {
+			needed[apiserver.AggregatedGroup+" "+p.Verb+" "+p.Resource] = true
+			if !grantsAggregated(role.Rules, p) {
+				t.Errorf("%s does not grant %v: the console through kube-apiserver", name, p)
+			}
+		}
 		for _, rt := range routes {
 			in := slices.Contains(methods, rt.Method)
 			if allowed := grantsAll(role.Rules, rt.Needs); in != allowed {
@@ -92,7 +99,7 @@ func TestFacadeRolesMatchRoutes(t *testing.T) {
 		}
 		for _, r := range role.Rules {
 			for _, g := range r.APIGroups {
-				if g == apiserver.AggregatedGroup && !slices.Equal(r.ResourceNames, []string{apiserver.AggregatedName}) {
+				if g == apiserver.AggregatedGroup && !slices.Equal(r.Resources, []string{"console"}) && !slices.Equal(r.ResourceNames, []string{apiserver.AggregatedName}) {
 					t.Errorf("%s: a rule of %s must name only %q: %v", name, g, apiserver.AggregatedName, r)
 				}
 				for _, res := range r.Resources {

@@ -77,6 +77,8 @@ type Options struct {
 	// https://console.example.com, whose pages may call the facade; none by
 	// default.
 	CORSAllowedOrigins []string
+	// Console serves the web console at /console/.
+	Console bool
 	// Location is the time zone of the yyyy-MM-dd HH:mm:ss times.
 	Location *time.Location
 	// Clock is the time source; nil means the real clock.
@@ -91,7 +93,7 @@ const (
 
 // DefaultOptions are the facade's defaults.
 func DefaultOptions() Options {
-	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, AuthStaleTTL: 5 * time.Minute, Location: time.UTC}
+	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, AuthStaleTTL: 5 * time.Minute, Console: true, Location: time.UTC}
 }
 
 // Validate checks the options before anything starts.
@@ -391,6 +393,11 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle(rt.pattern, s.serveRoute(rt))
 	}
 	mux.Handle(openAPIPath, instrument("openapi", http.HandlerFunc(serveOpenAPI)))
+	if s.opts.Console {
+		console := instrument("console", consoleHandler())
+		mux.Handle(consolePrefix, console)
+		mux.Handle(strings.TrimSuffix(consolePrefix, "/"), console)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { writeOK(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !s.synced.Load() {

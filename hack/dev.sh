@@ -99,6 +99,9 @@ apiserver="$("$kubectl" config view --minify -o jsonpath='{.clusters[0].cluster.
 cat <<MSG
 
 edgeplane is running on this machine.
+  console:     $url/console/
+               (through kube-apiserver: KUBECONFIG=$KUBECONFIG $kubectl proxy, then
+                http://127.0.0.1:8001/apis/facade.edge.edgeplane.io/v1/console/)
   facade:      $url/api/v1   (OpenAPI: $url/api/v1/openapi.json)
   aggregated:  ${apiserver%/}/apis/facade.edge.edgeplane.io/v1/api/v1   (the same facade through kube-apiserver)
   kubeconfig:  $KUBECONFIG

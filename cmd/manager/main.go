@@ -100,6 +100,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&api.Namespace, "api-namespace", api.Namespace, "Namespace of the EdgeServices, DeployRecords and ProvisionTemplates the facade serves.")
 	fs.StringVar(&api.Auth, "auth", api.Auth, "Authentication of the facade: none, or kubernetes (bearer tokens, TokenReview and SubjectAccessReview).")
 	fs.DurationVar(&api.AuthCacheTTL, "auth-cache-ttl", api.AuthCacheTTL, "How long the facade reuses an authentication or authorization decision.")
+	fs.BoolVar(&api.Console, "console", api.Console, "Serve the web console at /console/ of the facade (and under the aggregated prefix); its files are public, the data it shows is authorized call by call.")
 	fs.Func("cors-allowed-origins", "Comma-separated web origins (https://console.example.com) whose pages may call the facade: preflight requests are answered and CORS headers set for them only. None by default.", func(v string) error {
 		for _, o := range strings.Split(v, ",") {
 			if o = strings.TrimSpace(o); o != "" {

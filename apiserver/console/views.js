@@ -1,0 +1,267 @@
+// The views. Each has a head drawn once per visit (titles, search forms:
+// what a person types into must not be redrawn under them) and a live
+// part the console redraws every few seconds from the contract.
+import { get } from './api.js';
+import { h, listen, text, bytes, duration } from './dom.js';
+import { ring, bars, grid } from './charts.js';
+import { diffRows } from './diff.js';
+
+const pageSize = 50;
+// Node ids per container request: the overview asks about every node, and
+// a query string of thousands of ids would be long for proxies.
+const idsPerRequest = 200;
+
+// link builds a console URL (a hash route) from a path and parameters.
+export function link(path, params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const qs = q.toString();
+  return `#${path}${qs ? `?${qs}` : ''}`;
+}
+
+const statusTone = { online: 'good', offline: 'bad' };
+const deployTone = { success: 'good', deploying: 'busy', failure: 'bad' };
+const badge = (value, tones) => h('span', { class: ['badge', `tone-${tones[value] || 'unknown'}`] }, value === null || value === undefined ? 'unknown' : value);
+
+// searchForm is a GET-like form that navigates to path with its field.
+function searchForm(path, field, value, label, params = {}) {
+  const input = h('input', { type: 'search', name: field, value: value || '', 'aria-label': label, placeholder: label, autocomplete: 'off' });
+  const form = h('form', { class: 'search', role: 'search' }, input, h('button', { type: 'submit' }, 'Search'));
+  return listen(form, 'submit', (e) => {
+    e.preventDefault();
+    location.hash = link(path, { ...params, [field]: input.value.trim(), page: 1 });
+  });
+}
+
+// pager shows "page n of m" with links; total comes from the contract.
+function pager(path, params, page, total, size = pageSize) {
+  const pages = Math.max(1, Math.ceil(total / size));
+  return h('nav', { class: 'pager', 'aria-label': 'pages' },
+    page > 1 ? h('a', { href: link(path, { ...params, page: page - 1 }), rel: 'prev' }, '‹ previous') : h('span', { class: 'muted' }, '‹ previous'),
+    h('span', {}, `page ${page} of ${pages} · ${total} in all`),
+    page < pages ? h('a', { href: link(path, { ...params, page: page + 1 }), rel: 'next' }, 'next ›') : h('span', { class: 'muted' }, 'next ›'));
+}
+
+function table(headers, rows, empty = 'None.') {
+  if (rows.length === 0) return h('p', { class: 'muted' }, empty);
+  return h('div', { class: 'table-wrap' }, h('table', {},
+    h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
+}
+
+const pageOf = (p) => Math.max(1, Number.parseInt(p, 10) || 1);
+
+// --- Overview -------------------------------------------------------------
+
+// countBy tallies nodes by a field, online and offline apart.
+function countBy(nodes, field) {
+  const m = new Map();
+  for (const n of nodes) {
+    const k = n[field] || 'unknown';
+    const c = m.get(k) || { online: 0, offline: 0 };
+    c[n.status === 'online' ? 'online' : 'offline']++;
+    m.set(k, c);
+  }
+  return [...m.entries()].sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+// deployCounts counts the instances on nodes by deploy status. key
+// matches a status exactly but also any name containing it, so the
+// deploying and failed lists are fetched and filtered here; they are short
+// on a healthy fleet, and the failed ones are shown.
+async function deployCounts(ids, signal) {
+  const chunks = [];
+  for (let i = 0; i < ids.length; i += idsPerRequest) chunks.push(ids.slice(i, i + idsPerRequest));
+  const ask = (params) => Promise.all(chunks.map((c) => get('container/node', { nodeIds: c, pageNum: 1, ...params }, signal)));
+  const [all, deploying, failure] = await Promise.all([
+    ask({ pageSize: 1 }), ask({ pageSize: -1, key: 'deploying' }), ask({ pageSize: -1, key: 'failure' })]);
+  const total = all.reduce((a, p) => a + p.total, 0);
+  const only = (pages, st) => pages.flatMap((p) => p.list).filter((c) => c.deployStatus === st);
+  const d = only(deploying, 'deploying'), f = only(failure, 'failure');
+  return { total, deploying: d.length, failure: f.length, success: total - d.length - f.length, failed: f };
+}
+
+export const overview = {
+  title: () => 'Fleet overview',
+  head: () => h('h1', {}, 'Fleet overview'),
+  async load(_, signal) {
+    const page = await get('node', { pageSize: -1 }, signal);
+    const nodes = page.list;
+    const online = nodes.filter((n) => n.status === 'online').length;
+    const running = nodes.reduce((a, n) => a + (n.containerRunning || 0), 0);
+    const total = nodes.reduce((a, n) => a + (n.containerTotal || 0), 0);
+    const d = await deployCounts(nodes.map((n) => n.id), signal);
+    const byRows = (field) => countBy(nodes, field).map(([k, c]) => ({
+      label: k, parts: [
+        { label: 'online', value: c.online, tone: 'good', href: link('/nodes') },
+        { label: 'offline', value: c.offline, tone: 'bad', href: link('/nodes') }],
+    }));
+    return h('div', { class: 'overview' },
+      h('div', { class: 'cards' },
+        ring({ label: 'Nodes online', part: online, whole: nodes.length, href: link('/nodes') }),
+        ring({ label: 'Containers running', part: running, whole: total, href: link('/nodes') }),
+        ring({ label: 'Instances successful', part: d.success, whole: d.total, href: '#failed', tone: d.failure ? 'warn' : 'good' })),
+      bars('Instances by deploy status', [{
+        label: 'on nodes', parts: [
+          { label: 'success', value: d.success, tone: 'good', href: '#failed' },
+          { label: 'deploying', value: d.deploying, tone: 'busy', href: '#failed' },
+          { label: 'failure', value: d.failure, tone: 'bad', href: '#failed' }],
+      }]),
+      h('div', { class: 'two' }, bars('Nodes by type', byRows('type')), bars('Nodes by architecture', byRows('arch'))),
+      grid(`Nodes (${nodes.length})`, nodes.map((n) => ({
+        tone: statusTone[n.status] || 'unknown', href: link(`/node/${n.id}`, { name: n.name }),
+        title: `${n.name}: ${n.status}, ${n.containerRunning}/${n.containerTotal} running`,
+      }))),
+      h('section', { class: 'card', id: 'failed' }, h('h3', {}, `Failed instances (${d.failure})`),
+        containerTable(d.failed.slice(0, 50), 'No instance has failed.')));
+  },
+};
+
+// --- Nodes ----------------------------------------------------------------
+
+export const nodes = {
+  title: () => 'Nodes',
+  head: (q) => h('div', {}, h('h1', {}, 'Nodes'), searchForm('/nodes', 'name', q.name, 'node name')),
+  async load(q, signal) {
+    const page = pageOf(q.page);
+    const res = await get('node', { pageNum: page, pageSize, name: q.name }, signal);
+    return h('div', {},
+      table(['Name', 'Status', 'Type', 'Arch', 'Address', 'Containers running', 'Managed running', 'Up', 'Created'],
+        res.list.map((n) => [
+          h('a', { href: link(`/node/${n.id}`, { name: n.name }) }, n.name), badge(n.status, statusTone), n.type, n.arch, text(n.address),
+          `${n.containerRunning} / ${n.containerTotal}`, `${n.containerManagedRunning} / ${n.containerManagedTotal}`,
+          duration(n.upTime), n.createdTime]),
+        q.name ? 'No node matches.' : 'No node yet.'),
+      pager('/nodes', { name: q.name }, page, res.total));
+  },
+};
+
+// containerTable lists containers with what a person checks first.
+function containerTable(list, empty) {
+  return table(['Container', 'Service', 'Node', 'Status', 'Deploy', 'Restarts', 'Up', 'CPU', 'Memory'],
+    list.map((c) => [
+      h('a', { href: link(`/container/${c.taskId}`) }, c.name),
+      h('a', { href: link(`/service/${c.serviceId}`, { name: c.serviceName }) }, c.serviceName),
+      h('a', { href: link(`/node/${c.nodeId}`, { name: c.nodeName }) }, c.nodeName),
+      badge(c.status, { running: 'good', exited: 'bad', created: 'busy', paused: 'busy' }),
+      h('span', {}, badge(c.deployStatus, deployTone), c.failedMessage ? h('span', { class: 'failed-inline' }, ` ${c.failedMessage}`) : null),
+      String(c.restartCnt ?? '—'), duration(c.uptime),
+      c.cpuUsage ? `${c.cpuUsage.total}%` : '—', `${bytes(c.memoryUsage)} / ${bytes(c.memoryLimit)}`]),
+    empty);
+}
+
+export const node = {
+  title: (q) => `Node ${q.name || ''}`,
+  head: (q, id) => h('div', {}, h('h1', {}, 'Node ', h('span', { class: 'name' }, q.name || id)),
+    searchForm(`/node/${id}`, 'key', q.key, 'node, container or service name, or a status', { name: q.name })),
+  async load(q, signal, id) {
+    const page = pageOf(q.page);
+    const [found, res] = await Promise.all([
+      q.name ? get('node', { name: q.name, pageSize: 1000 }, signal) : Promise.resolve({ list: [] }),
+      get('container/node', { nodeIds: [id], pageNum: page, pageSize, key: q.key }, signal)]);
+    const n = found.list.find((x) => x.id === id);
+    return h('div', {},
+      n ? h('dl', { class: 'facts' },
+        fact('Status', badge(n.status, statusTone)), fact('Type', n.type), fact('Arch', n.arch), fact('Address', text(n.address)),
+        fact('TLS', n.tls ? 'yes' : 'no'), fact('Containers running', `${n.containerRunning} / ${n.containerTotal}`),
+        fact('Managed running', `${n.containerManagedRunning} / ${n.containerManagedTotal}`),
+        fact('Services', `${n.appRunning ?? '—'} running of ${n.appTotal ?? '—'}`), fact('Up', duration(n.upTime)), fact('Created', n.createdTime))
+        : h('p', { class: 'muted' }, 'This node is not in the node list.'),
+      h('h2', {}, 'Containers'),
+      containerTable(res.list, q.key ? 'No container matches.' : 'No container on this node.'),
+      pager(`/node/${id}`, { name: q.name, key: q.key }, page, res.total));
+  },
+};
+
+const fact = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
+
+// --- Services and containers ----------------------------------------------
+
+export const service = {
+  title: (q) => `Service ${q.name || ''}`,
+  head: (q, id) => h('div', {}, h('h1', {}, 'Service ', h('span', { class: 'name' }, q.name || id)),
+    searchForm(`/service/${id}`, 'key', q.key, 'node, container or service name, or a status', { name: q.name })),
+  async load(q, signal, id) {
+    const page = pageOf(q.page);
+    const [res, records] = await Promise.all([
+      get('container/service', { serviceIds: [id], pageNum: page, pageSize, key: q.key }, signal),
+      get('service/record', { id, pageNum: 1, pageSize: 100 }, signal)]);
+    const pick = h('form', { class: 'diff-pick' },
+      table(['', 'Revision', 'Image', 'Command', 'Deployed'], records.list.map((r, i) => [
+        h('input', { type: 'checkbox', name: 'rec', value: r.id, 'aria-label': `compare ${r.createdTime}`, checked: i < 2 }),
+        h('a', { href: link(`/record/${r.id}`) }, `#${records.list.length - i}`), text(r.image),
+        Array.isArray(r.cmd) ? r.cmd.join(' ') : text(r.cmd), r.createdTime]), 'No deployment record.'),
+      records.list.length > 1 ? h('button', { type: 'submit' }, 'Compare the two checked') : null);
+    listen(pick, 'submit', (e) => {
+      e.preventDefault();
+      const ids = [...pick.querySelectorAll('input[name=rec]:checked')].map((x) => x.value);
+      if (ids.length === 2) location.hash = link('/diff', { a: ids[1], b: ids[0], service: id, name: q.name });
+    });
+    return h('div', {},
+      h('h2', {}, 'Containers'), containerTable(res.list, q.key ? 'No container matches.' : 'No container yet.'),
+      pager(`/service/${id}`, { name: q.name, key: q.key }, page, res.total),
+      h('h2', {}, 'Deployment records, newest first'), pick);
+  },
+};
+
+const containerFields = ['id', 'taskId', 'name', 'status', 'deployStatus', 'failedMessage', 'uptime', 'startedTime', 'createdTime',
+  'taskCreatedTime', 'restartCnt', 'deployNum', 'cpuUsage', 'memoryLimit', 'memoryUsage', 'memoryMaxUsage', 'sizeUsage', 'sizeLimit',
+  'serviceId', 'serviceName', 'nodeId', 'address', 'nodeName', 'nodeArch', 'imageId', 'imageName', 'imageVersion', 'imageOS', 'imageArch'];
+
+function show(k, v) {
+  if (v === null || v === undefined) return k === 'status' ? 'unknown' : '—';
+  if (k.startsWith('memory') || k.startsWith('size')) return `${v} (${bytes(v)})`;
+  if (k === 'uptime') return `${v} (${duration(v)})`;
+  if (k === 'cpuUsage') return `${v.total}%${Array.isArray(v.cores) && v.cores.length ? ` (cores: ${v.cores.join(', ')})` : ''}`;
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+export const container = {
+  title: () => 'Container',
+  head: (_, id) => h('h1', {}, 'Container ', h('span', { class: 'name' }, id)),
+  async load(_, signal, id) {
+    const c = await get(`container/${encodeURIComponent(id)}`, {}, signal);
+    return h('div', {},
+      c.failedMessage ? h('div', { class: 'alert', role: 'alert' }, h('strong', {}, 'Failed: '), c.failedMessage) : null,
+      h('p', {}, 'Service ', h('a', { href: link(`/service/${c.serviceId}`, { name: c.serviceName }) }, c.serviceName),
+        ' on node ', h('a', { href: link(`/node/${c.nodeId}`, { name: c.nodeName }) }, c.nodeName)),
+      h('dl', { class: 'facts' }, containerFields.map((k) => fact(k, k === 'deployStatus' ? badge(c[k], deployTone) : show(k, c[k])))));
+  },
+};
+
+// --- Deployment records ---------------------------------------------------
+
+export const record = {
+  title: () => 'Deployment record',
+  head: (_, id) => h('h1', {}, 'Deployment record ', h('span', { class: 'name' }, id)),
+  async load(_, signal, id) {
+    const r = await get(`service/record/${encodeURIComponent(id)}`, {}, signal);
+    return h('div', {},
+      h('dl', { class: 'facts' },
+        fact('Service', r.name), fact('Action', text(r.action)), fact('Policy', text(r.policy)), fact('Factor', text(r.factor)),
+        fact('Image', text(r.image && r.image.ref)), fact('Command', Array.isArray(r.cmd) ? r.cmd.join(' ') : text(r.cmd)),
+        fact('Deployed', r.createdTime),
+        fact('Nodes', (r.nodeList || []).map((n) => n.nodeName).join(', ') || '—')),
+      h('h2', {}, 'Configuration'), h('pre', { class: 'json' }, JSON.stringify(r.config, null, 2)));
+  },
+};
+
+export const diff = {
+  title: () => 'Compare revisions',
+  head: (q) => h('div', {}, h('h1', {}, 'Compare revisions'),
+    q.service ? h('p', {}, h('a', { href: link(`/service/${q.service}`, { name: q.name }) }, `‹ ${q.name || 'service'}`)) : null),
+  async load(q, signal) {
+    const [a, b] = await Promise.all([get(`service/record/${encodeURIComponent(q.a)}`, {}, signal),
+      get(`service/record/${encodeURIComponent(q.b)}`, {}, signal)]);
+    const rows = diffRows(a, b);
+    const changed = rows.filter((r) => r.changed).length;
+    return h('div', {},
+      h('p', {}, `${changed} ${changed === 1 ? 'key differs' : 'keys differ'}.`),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'diff' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, `Older: ${a.createdTime}`),
+          h('th', { scope: 'col' }, `Newer: ${b.createdTime}`))),
+        h('tbody', {}, rows.map((r) => h('tr', { class: r.changed ? 'changed' : null },
+          h('th', { scope: 'row' }, r.key), h('td', {}, r.a), h('td', {}, r.b)))))));
+  },
+};

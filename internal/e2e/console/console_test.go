@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package console_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// hostile is a string a page would run if it ever took it for HTML.
+const hostile = `<img src=x onerror=alert(1)>`
+
+func service(name, image string, nodes []string, cmd ...string) *edgev1alpha1.EdgeService {
+	return &edgev1alpha1.EdgeService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/plant/line-1",
+			Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(image)}, Cmd: cmd}, Nodes: nodes},
+	}
+}
+
+// deployCounts are the contract's instances on nodes by deploy status.
+func deployCounts() map[string]int {
+	GinkgoHelper()
+	q := []string{"pageSize", "-1"}
+	for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
+		q = append(q, "nodeIds[]", n["id"].(string))
+	}
+	out := map[string]int{}
+	for _, c := range sys.List(ctx, "/api/v1/container/node", q...).List {
+		out[c["deployStatus"].(string)]++
+	}
+	return out
+}
+
+func nodeByName(name string) map[string]any {
+	GinkgoHelper()
+	for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
+		if n["name"] == name {
+			return n
+		}
+	}
+	return nil
+}
+
+var _ = Describe("The console", Ordered, func() {
+	BeforeAll(func() {
+		Eventually(func() int {
+			online := 0
+			for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
+				if n["status"] == "online" {
+					online++
+				}
+			}
+			return online
+		}).Should(Equal(4))
+		for _, s := range []*edgev1alpha1.EdgeService{
+			service("web", "web@1.0#linux", []string{"edge-linux-01", "edge-linux-02"}, "/bin/web", "--title", hostile),
+			service("broken", "broken@1#sylixos", []string{"edge-sylixos-03"}),
+			service("quiet", "quiet@1#linux", []string{silentNode}),
+		} {
+			Expect(sys.Client.Create(ctx, s)).To(Succeed())
+		}
+		Eventually(deployCounts).Should(Equal(map[string]int{"success": 3, "failure": 1}))
+	})
+
+	It("shows the fleet overview with the contract's counts", func() {
+		open("#/")
+		nodes := sys.List(ctx, "/api/v1/node", "pageSize", "-1").List
+		running, total := 0, 0
+		for _, n := range nodes {
+			running += int(n["containerRunning"].(float64))
+			total += int(n["containerTotal"].(float64))
+		}
+		// The page refreshes on its own: the figures settle on the
+		// contract's without a reload.
+		Eventually(func() string { return text(`a.ring[aria-label^="Nodes online"] .card-figure`) }).Should(Equal(fmt.Sprintf("%d / %d", 4, len(nodes))))
+		Eventually(func() string { return text(`a.ring[aria-label^="Containers running"] .card-figure`) }).Should(Equal(fmt.Sprintf("%d / %d", running, total)))
+		d := deployCounts()
+		Eventually(func() string { return text(`section[aria-label="Instances by deploy status"] .bar-figure`) }).Should(
+			Equal(fmt.Sprintf("%d success · %d deploying · %d failure", d["success"], d["deploying"], d["failure"])))
+		Expect(eval[int](`document.querySelectorAll('.grid a.cell').length`)).To(Equal(len(nodes)))
+		Expect(text(`#failed`)).To(ContainSubstring("broken"))
+		screenshot("overview")
+	})
+
+	It("finds nodes by name, a page at a time", func() {
+		open("#/nodes?name=sylixos")
+		Expect(sys.List(ctx, "/api/v1/node", "name", "sylixos").Total).To(Equal(1))
+		Expect(eval[[]string](`[...document.querySelectorAll('.live tbody tr td:first-child')].map(td => td.textContent)`)).To(Equal([]string{"edge-sylixos-03"}))
+		Expect(text(".pager")).To(ContainSubstring("1 in all"))
+		// The search form navigates: the query is in the URL, the back
+		// button returns to the whole list.
+		open("#/nodes")
+		Expect(chromedp.Do(bounded(),
+			chromedp.SetValue(chromedp.CSS(`input[name=name]`), "linux-0"),
+			chromedp.Click(chromedp.CSS(`form.search button[type=submit]`)), waitDrawn())).To(Succeed())
+		Eventually(func() string { return eval[string](`location.hash`) }).Should(Equal("#/nodes?name=linux-0&page=1"))
+		Eventually(func() int { return eval[int](`document.querySelectorAll('.live tbody tr').length`) }).Should(Equal(3))
+		screenshot("nodes")
+		Expect(chromedp.Do(bounded(), chromedp.NavigateBack(), waitDrawn())).To(Succeed())
+		Eventually(func() int { return eval[int](`document.querySelectorAll('.live tbody tr').length`) }).Should(Equal(4))
+	})
+
+	It("shows a node with its containers, searchable by key", func() {
+		n := nodeByName("edge-linux-01")
+		open(fmt.Sprintf("#/node/%s?name=edge-linux-01", n["id"]))
+		Expect(text("dl.facts")).To(ContainSubstring("online"))
+		Eventually(func() string { return text(".live table") }).Should(ContainSubstring("web"))
+		screenshot("node")
+		open(fmt.Sprintf("#/node/%s?name=edge-linux-01&key=broken", n["id"]))
+		Expect(text(".live")).To(ContainSubstring("No container matches."))
+	})
+
+	It("puts a failed instance's failedMessage first on its page", func() {
+		c := sys.ContainersOf(ctx, "broken")[0]
+		Expect(c["failedMessage"]).NotTo(BeEmpty())
+		open("#/container/" + c["taskId"].(string))
+		Expect(text(`.alert[role=alert]`)).To(Equal("Failed: " + c["failedMessage"].(string)))
+		Expect(text("dl.facts")).To(ContainSubstring(c["nodeName"].(string)))
+		screenshot("container")
+	})
+
+	It("compares two revisions of a service and shows the changed key", func() {
+		svc := &edgev1alpha1.EdgeService{}
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, svc)).To(Succeed())
+		patch := client.MergeFrom(svc.DeepCopy())
+		svc.Spec.Cmd = []string{"/bin/web", "--title", hostile, "--verbose"}
+		Expect(sys.Client.Patch(ctx, svc, patch)).To(Succeed())
+		id := string(svc.UID)
+		Eventually(func() int { return sys.List(ctx, "/api/v1/service/record", "id", id).Total }).Should(Equal(2))
+
+		open(fmt.Sprintf("#/service/%s?name=web", id))
+		Eventually(func() int { return eval[int](`document.querySelectorAll('.diff-pick tbody tr').length`) }).Should(Equal(2))
+		screenshot("service")
+		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`.diff-pick button[type=submit]`)), waitDrawn())).To(Succeed())
+		Eventually(func() string { return eval[string](`location.hash`) }).Should(HavePrefix("#/diff?"))
+		changed := eval[[]string](`[...document.querySelectorAll('table.diff tr.changed th')].map(th => th.textContent)`)
+		Expect(changed).To(ContainElement("cmd[3]"))
+		Expect(changed).NotTo(ContainElement("cmd[0]"))
+		screenshot("diff")
+	})
+
+	It("shows every string from the API as text, never as HTML", func() {
+		id := sys.ServiceID(ctx, "web")
+		rec := sys.List(ctx, "/api/v1/service/record", "id", id).List[0]
+		for _, view := range []string{fmt.Sprintf("#/service/%s?name=web", id), "#/record/" + rec["id"].(string)} {
+			open(view)
+			Eventually(func() string { return text(".live") }).Should(ContainSubstring(hostile))
+			Expect(eval[int](`document.querySelectorAll('img').length`)).To(BeZero(), view)
+		}
+		screenshot("record")
+	})
+
+	It("turns a silenced node offline on screen within one refresh", func() {
+		open("#/nodes")
+		row := fmt.Sprintf(`[...document.querySelectorAll('.live tbody tr')].find(tr => tr.cells[0].textContent === %q).cells[1].textContent`, silentNode)
+		Expect(eval[string](row)).To(Equal("online"))
+		silence()
+		Eventually(func() any { return nodeByName(silentNode)["status"] }).Should(Equal("offline"))
+		// The console's refresh is 5 s; the screen follows within one.
+		Eventually(func() string { return eval[string](row) }).WithTimeout(7 * time.Second).Should(Equal("offline"))
+	})
+
+	It("reads at phone width, in dark mode", func() {
+		_, err := chromedp.Call(bounded(), emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 390, Height: 844, DeviceScaleFactor: 2, Mobile: true})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = chromedp.Call(bounded(), emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			_, err := chromedp.Call(browser, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = chromedp.Call(browser, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+			Expect(err).NotTo(HaveOccurred())
+		})
+		open("#/")
+		// Nothing wider than the screen but the tables' own scroll areas.
+		Expect(eval[int](`document.documentElement.scrollWidth`)).To(BeNumerically("<=", 390))
+		screenshot("overview-phone-dark")
+	})
+
+	It("is served with a policy that allows no inline script and no framing", func() {
+		resp, err := http.Get(consoleURL(""))
+		Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		Expect(csp).To(ContainSubstring("script-src 'self'"))
+		Expect(csp).To(ContainSubstring("frame-ancestors 'none'"))
+		Expect(strings.Contains(csp, "unsafe")).To(BeFalse())
+		Expect(resp.Header.Get("X-Content-Type-Options")).To(Equal("nosniff"))
+	})
+})
