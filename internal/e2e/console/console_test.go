@@ -19,7 +19,9 @@ package console_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -202,6 +204,53 @@ var _ = Describe("The console", Ordered, func() {
 		// Nothing wider than the screen but the tables' own scroll areas.
 		Expect(eval[int](`document.documentElement.scrollWidth`)).To(BeNumerically("<=", 390))
 		screenshot("overview-phone-dark")
+	})
+
+	It("searches and pages through a thousand nodes as the contract does", func() {
+		// A thousand EdgeNodes as an admin would create them; no agent
+		// runs them, so they are offline, which the list shows as it is.
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				for i := range work {
+					Expect(sys.Client.Create(ctx, &edgev1alpha1.EdgeNode{
+						ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%04d", i)},
+						Spec:       edgev1alpha1.EdgeNodeSpec{Address: fmt.Sprintf("10.1.%d.%d:7200", i/250, i%250+1), Type: "linux", Arch: "arm64"},
+					})).To(Succeed())
+				}
+			})
+		}
+		for i := range 1000 {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		Eventually(func() int { return sys.List(ctx, "/api/v1/node", "name", "bulk").Total }).Should(Equal(1000))
+
+		rows := `[...document.querySelectorAll('.live tbody tr td:first-child')].map(td => td.textContent)`
+		contract := func(page int) []string {
+			var names []string
+			for _, n := range sys.List(ctx, "/api/v1/node", "name", "bulk", "pageNum", strconv.Itoa(page), "pageSize", "50").List {
+				names = append(names, n["name"].(string))
+			}
+			return names
+		}
+		open("#/nodes?name=bulk")
+		Expect(text(".pager")).To(ContainSubstring("page 1 of 20 · 1000 in all"))
+		Expect(eval[[]string](rows)).To(Equal(contract(1)))
+		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`.pager a[rel=next]`)), waitDrawn())).To(Succeed())
+		Eventually(func() string { return text(".pager") }).Should(ContainSubstring("page 2 of 20"))
+		Expect(eval[[]string](rows)).To(Equal(contract(2)))
+		open("#/nodes?name=bulk&page=20")
+		Expect(eval[[]string](rows)).To(Equal(contract(20)))
+		open("#/nodes?name=bulk-0777")
+		Expect(eval[[]string](rows)).To(Equal([]string{"bulk-0777"}))
+		// The overview asks about every node, 200 ids a request.
+		open("#/")
+		Eventually(func() string { return text(`a.ring[aria-label^="Nodes online"] .card-figure`) }).Should(Equal("3 / 1004"))
+		Expect(eval[int](`document.querySelectorAll('.grid a.cell').length`)).To(Equal(1004))
 	})
 
 	It("is served with a policy that allows no inline script and no framing", func() {
