@@ -74,6 +74,7 @@ func main() {
 	flag.DurationVar(&convergeWithin, "converge-within", 0, "Stop waiting for every instance after this long and report the figures of that time, success_s NaN; 0 waits until --timeout.")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
+	console := flag.Bool("console", false, "After convergence, open the web console's overview in headless Chromium: the time to its first complete overview, and the facade requests per second one open tab costs over a minute.")
 	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its services by label, as each real agent holds (the simulator itself shares a few).")
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
@@ -87,7 +88,7 @@ func main() {
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
-		withReplica: withReplica, agentWatch: agentWatch, outage: outage, convergeWithin: convergeWithin}); err != nil {
+		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -99,6 +100,7 @@ type runOptions struct {
 	managerFlags            []string
 	bin, profiles           string
 	withReplica, agentWatch bool
+	console                 bool
 	outage, convergeWithin  time.Duration
 }
 
@@ -328,6 +330,15 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	writesAfter := writes(requestsAfter)
+	if o.console {
+		// After convergence and with the facade's load stopped: what one
+		// person with the console open sees and costs.
+		line, err := consoleCost(ctx, "http://"+facade)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+	}
 
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
