@@ -16,6 +16,7 @@ const routes = [
   [/^\/container\/([^/]+)$/, views.container],
   [/^\/record\/([^/]+)$/, views.record],
   [/^\/diff$/, views.diff],
+  [/^\/templates$/, views.templates],
 ];
 
 function parse() {

@@ -1,7 +1,7 @@
 // The views. Each has a head drawn once per visit (titles, search forms:
 // what a person types into must not be redrawn under them) and a live
 // part the console redraws every few seconds from the contract.
-import { get } from './api.js';
+import { call, get } from './api.js';
 import { h, listen, text, bytes, duration } from './dom.js';
 import { ring, bars, grid } from './charts.js';
 import { diffRows } from './diff.js';
@@ -264,4 +264,64 @@ export const diff = {
         h('tbody', {}, rows.map((r) => h('tr', { class: r.changed ? 'changed' : null },
           h('th', { scope: 'row' }, r.key), h('td', {}, r.a), h('td', {}, r.b)))))));
   },
+};
+
+// --- Templates ------------------------------------------------------------
+
+// field is a labelled input whose error, from the envelope's fieldErrors,
+// is shown beside it.
+function field(name, label, hint, attrs = {}) {
+  const id = `f-${name}`;
+  const input = h(attrs.rows ? 'textarea' : 'input', { id, name, 'aria-describedby': `${id}-error`, ...attrs });
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input,
+    hint ? h('div', { class: 'muted hint' }, hint) : null,
+    h('div', { class: 'field-error', id: `${id}-error`, role: 'status', 'data-field': name }));
+}
+
+// form posts one of the contract's creations and shows its answer: every
+// fieldErrors entry next to its field (imageRefs[2] next to imageRefs),
+// the message of any other refusal, or what was created.
+function creationForm(title, fields, submit, send, show) {
+  const result = h('div', { class: 'result', 'aria-live': 'polite' });
+  const form = h('form', { class: 'card create', novalidate: true }, h('h2', {}, title), fields, h('button', { type: 'submit' }, submit), result);
+  listen(form, 'submit', async (e) => {
+    e.preventDefault();
+    for (const el of form.querySelectorAll('.field-error')) el.textContent = '';
+    result.replaceChildren();
+    try {
+      result.replaceChildren(show(await send(new FormData(form))));
+    } catch (err) {
+      if (err.fieldErrors) {
+        for (const [k, msg] of Object.entries(err.fieldErrors)) {
+          const slot = form.querySelector(`.field-error[data-field="${k.replace(/\[\d+\]$/, '')}"]`);
+          if (slot) slot.textContent = slot.textContent ? `${slot.textContent}; ${k}: ${msg}` : `${k}: ${msg}`;
+        }
+      }
+      result.replaceChildren(h('div', { class: 'alert', role: 'alert' }, err.message, err.status ? ` (${err.status})` : ''));
+    }
+  });
+  return form;
+}
+
+export const templates = {
+  title: () => 'Templates',
+  head: () => h('div', {}, h('h1', {}, 'Templates'),
+    h('p', { class: 'muted' }, 'Create folders and templates in the path-labelled tree. The contract has no read of the tree: what you create is listed here as the facade answers it.'),
+    creationForm('New folder', [
+      field('path', 'Parent path', 'an absolute path such as /plant-a', { type: 'text', autocomplete: 'off' }),
+      field('name', 'Folder name', null, { type: 'text', autocomplete: 'off' })],
+    'Create folder',
+    (fd) => call('POST', 'provision-template/path-label/folder', { body: { path: fd.get('path'), name: fd.get('name') } }),
+    (r) => h('p', {}, 'Created folder ', h('strong', { class: 'name' }, r.path), ` (id ${r.id}).`)),
+    creationForm('New templates from images', [
+      field('path', 'Folder', 'the folder the templates go in', { type: 'text', autocomplete: 'off' }),
+      field('imageRefs', 'Images', 'one per line, as name@tag#os', { rows: 4, autocomplete: 'off' })],
+    'Create templates',
+    (fd) => call('POST', 'provision-template/path-label/service/batch', {
+      body: { path: fd.get('path'), imageRefs: String(fd.get('imageRefs') || '').split('\n').map((x) => x.trim()).filter(Boolean) },
+    }),
+    (r) => h('p', {}, `Created ${(r.provisionTmplList || []).length} template(s): `,
+      (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `))))),
+  // Nothing to refresh: the forms are the view.
+  load: async () => h('div'),
 };

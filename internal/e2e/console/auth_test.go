@@ -108,7 +108,7 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 	}
 
 	It("asks for a token, tells a refused one (401) from a role that may not (403), and keeps it in sessionStorage only", func() {
-		expectRefusals(base)
+		expectRefusals(base, "40[13]", "/api/v1/")
 		Expect(chromedp.Do(bounded(), chromedp.Navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
 		Expect(text(".live .alert")).To(ContainSubstring("The facade asks for a token (401)."))
 

@@ -17,6 +17,8 @@ limitations under the License.
 package console_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -251,6 +253,65 @@ var _ = Describe("The console", Ordered, func() {
 		open("#/")
 		Eventually(func() string { return text(`a.ring[aria-label^="Nodes online"] .card-figure`) }).Should(Equal("3 / 1004"))
 		Expect(eval[int](`document.querySelectorAll('.grid a.cell').length`)).To(Equal(1004))
+	})
+
+	It("creates folders and templates with forms whose errors are the envelope's fieldErrors", func() {
+		// What the facade itself answers to a body, for comparison.
+		refusal := func(path string, body any) map[string]string {
+			b, err := json.Marshal(body)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := http.Post(sys.Base+path, "application/json", bytes.NewReader(b))
+			Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = resp.Body.Close() }()
+			var env struct {
+				FieldErrors map[string]string `json:"fieldErrors"`
+			}
+			Expect(json.NewDecoder(resp.Body).Decode(&env)).To(Succeed())
+			return env.FieldErrors
+		}
+		errorOf := func(form int, f string) string {
+			return eval[string](fmt.Sprintf(`document.querySelectorAll('form.create')[%d].querySelector('.field-error[data-field=%q]').textContent`, form, f))
+		}
+		fill := func(form int, values map[string]string) {
+			GinkgoHelper()
+			for k, v := range values {
+				Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`form.create:nth-of-type(%d) [name=%s]`, form+1, k)), v))).To(Succeed())
+			}
+			Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(fmt.Sprintf(`form.create:nth-of-type(%d) button[type=submit]`, form+1))))).To(Succeed())
+		}
+		expectRefusals(sys.Base, "400", "/api/v1/provision-template/")
+		open("#/templates")
+
+		want := refusal("/api/v1/provision-template/path-label/folder", map[string]string{"path": "plant", "name": "a/b"})
+		Expect(want).To(HaveKey("path"))
+		fill(0, map[string]string{"path": "plant", "name": "a/b"})
+		Eventually(func() string { return errorOf(0, "path") }).Should(Equal("path: " + want["path"]))
+		Expect(errorOf(0, "name")).To(Equal("name: " + want["name"]))
+		screenshot("templates-errors")
+
+		fill(0, map[string]string{"path": "/plant", "name": "line-9"})
+		Eventually(func() string { return text("form.create:nth-of-type(1) .result") }).Should(ContainSubstring("Created folder /plant/line-9"))
+		Expect(errorOf(0, "path")).To(BeEmpty())
+		folders := func() []string {
+			l := &edgev1alpha1.ProvisionTemplateList{}
+			Expect(sys.Client.List(ctx, l)).To(Succeed())
+			var out []string
+			for _, t := range l.Items {
+				out = append(out, fmt.Sprintf("%s %s/%s %s", t.Spec.Type, t.Spec.Path, t.Spec.Name, t.Spec.ImageRef))
+			}
+			return out
+		}
+		Expect(folders()).To(ContainElement(HavePrefix("folder /plant/line-9")))
+
+		want = refusal("/api/v1/provision-template/path-label/service/batch", map[string]any{"path": "/plant/line-9", "imageRefs": []string{"web@1.0#linux", "not a ref"}})
+		Expect(want).To(HaveKey("imageRefs[1]"))
+		fill(1, map[string]string{"path": "/plant/line-9", "imageRefs": "web@1.0#linux\nnot a ref"})
+		Eventually(func() string { return errorOf(1, "imageRefs") }).Should(Equal("imageRefs[1]: " + want["imageRefs[1]"]))
+
+		fill(1, map[string]string{"path": "/plant/line-9", "imageRefs": "web@1.0#linux\ndb@2#linux"})
+		Eventually(func() string { return text("form.create:nth-of-type(2) .result") }).Should(ContainSubstring("Created 2 template(s)"))
+		Expect(folders()).To(ContainElements(HavePrefix("template /plant/line-9/web"), HavePrefix("template /plant/line-9/db")))
+		screenshot("templates")
 	})
 
 	It("is served with a policy that allows no inline script and no framing", func() {

@@ -207,11 +207,12 @@ func screenshot(name string) {
 	Expect(os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)).To(Succeed())
 }
 
-// expectRefusals accepts the browser's log lines of the 401 and 403
-// answers of the facade at base that a spec asks for on purpose.
-func expectRefusals(base string) {
+// expectRefusals accepts the browser's log lines of the refusals (codes, a
+// regular expression such as 40[13]) of the facade at base under path that
+// a spec asks for on purpose: the browser logs every failed request.
+func expectRefusals(base, codes, path string) {
 	problems.Lock()
 	defer problems.Unlock()
 	problems.expected = append(problems.expected, regexp.MustCompile(
-		`^error: Failed to load resource: the server responded with a status of 40[13] \(\) \(`+regexp.QuoteMeta(base)+`/api/v1/`))
+		`^error: Failed to load resource: the server responded with a status of (`+codes+`) \([^)]*\) \(`+regexp.QuoteMeta(base+path)))
 }
