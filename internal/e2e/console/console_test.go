@@ -314,6 +314,23 @@ var _ = Describe("The console", Ordered, func() {
 		screenshot("templates")
 	})
 
+	It("asks for nothing while the tab is hidden, and refreshes at once when it is shown", func() {
+		open("#/nodes")
+		requests := `performance.getEntriesByType('resource').filter(e => e.name.includes('/api/v1/')).length`
+		// The page sees what a browser tells it when the tab goes to the
+		// background: document.hidden and a visibilitychange event.
+		setHidden := func(hidden bool) {
+			GinkgoHelper()
+			eval[bool](fmt.Sprintf(`Object.defineProperty(document, 'hidden', {configurable: true, get: () => %t}); document.dispatchEvent(new Event('visibilitychange')); true`, hidden))
+		}
+		eval[bool](`performance.setResourceTimingBufferSize(100000); true`)
+		setHidden(true)
+		before := eval[int](requests)
+		Consistently(func() int { return eval[int](requests) }).WithTimeout(12 * time.Second).WithPolling(time.Second).Should(Equal(before))
+		setHidden(false)
+		Eventually(func() int { return eval[int](requests) }).WithTimeout(3 * time.Second).Should(BeNumerically(">", before))
+	})
+
 	It("is served with a policy that allows no inline script and no framing", func() {
 		resp, err := http.Get(consoleURL(""))
 		Expect(err).NotTo(HaveOccurred())
