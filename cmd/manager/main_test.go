@@ -30,6 +30,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,6 +192,15 @@ func TestManager(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "test-metrics-reader"},
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "legacy", Name: "prometheus"}},
 	})).To(Succeed())
+	// The API server's RBAC cache takes the binding a moment later; a
+	// request before that would be denied and the denial cached for 30 s.
+	g.Eventually(func() bool {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:                  "system:serviceaccount:legacy:prometheus",
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
+		}}
+		return c.Create(ctx, sar) == nil && sar.Status.Allowed
+	}).Should(BeTrue())
 	var m string
 	g.Eventually(func() int { code, m = fetchAs(metricsURL, token); return code }).Should(Equal(http.StatusOK))
 	g.Expect(m).To(ContainSubstring(`controller_runtime_reconcile_total{controller="edgenode",result="success"}`))
