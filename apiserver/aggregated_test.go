@@ -69,7 +69,7 @@ func TestDiscoveryBeforeSync(t *testing.T) {
 		"api/node":               {"get"},
 		"api/container":          {"get"},
 		"api/service":            {"delete", "get"},
-		"api/provision-template": {"create"},
+		"api/provision-template": {"create", "get"},
 		"api/openapi.json":       {"get"},
 	}
 	if len(got) != len(want) {

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,7 +89,7 @@ func FuzzBodies(f *testing.F) {
 	for _, s := range []string{
 		`{"path":"/a/b"}`, `{"path":"/a/../b"}`, `{"path":7}`, `{}`, `null`, `[]`, `{"path":"/"}{}`, `{"name":"x","path":"/"}`,
 		`{"name":"a/b","path":"/"}`, `{"imageRefs":["nginx@1#linux","a/b@2#sylixos"],"path":"/t"}`, `{"imageRefs":["bad"],"path":"/"}`,
-		`{"imageRefs":["x@1#linux","x@2#linux"],"path":"/"}`, `{"imageRefs":null,"path":"/"}`, `{"imageRefs":[1],"path":"/"}`, "\xff",
+		`{"imageRefs":["x@1#linux","x@2#linux"],"path":"/"}`, `{"imageRefs":null,"path":"/"}`, `{"imageRefs":[1],"path":"/"}`, `{"path":"/a","provisionIds":["x",""]}`, `{"path":"/a","provisionIds":null}`, "\xff",
 	} {
 		f.Add(s)
 	}
@@ -98,10 +99,12 @@ func FuzzBodies(f *testing.F) {
 			r.Header.Set("Content-Type", "application/json")
 			return r
 		}
-		if p, err := parseDeletePath(req()); err != nil {
+		if p, ids, err := parseDeletePath(req()); err != nil {
 			checkRefusal(t, err)
 		} else if again, nerr := paths.Normalize(p); nerr != nil || again != p {
 			t.Fatalf("delete path %q is not canonical", p)
+		} else if ids != nil && slices.Contains(*ids, "") {
+			t.Fatalf("accepted an empty provisionId in %q", body)
 		}
 		if full, err := parseFolder(req()); err != nil {
 			checkRefusal(t, err)

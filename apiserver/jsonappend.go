@@ -170,6 +170,14 @@ func (n *node) appendJSON(b []byte) []byte {
 	if n.AppRunning != nil {
 		b = intField(b, `,"appRunning":`, int64(*n.AppRunning))
 	}
+	if n.RuntimeReady != nil {
+		b = append(b, `,"runtimeReady":`...)
+		if *n.RuntimeReady == nil {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendBool(b, **n.RuntimeReady)
+		}
+	}
 	return append(b, '}')
 }
 

@@ -155,10 +155,14 @@ func TestNodePageJSON(t *testing.T) {
 		n.Status.AppTotal, n.Status.AppRunning = 1<<30, 0
 		return n
 	}
-	nodes := []*edgev1alpha1.EdgeNode{nodeWith("edge-1", edgev1alpha1.NodeOnline), nodeWith("a\"<&>\u2028\xff", ""), {}}
+	down := nodeWith("engine-down", edgev1alpha1.NodeOnline)
+	down.Status.Conditions = []metav1.Condition{{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionFalse}}
+	up := nodeWith("engine-up", edgev1alpha1.NodeOnline)
+	up.Status.Conditions = []metav1.Condition{{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionTrue}}
+	nodes := []*edgev1alpha1.EdgeNode{nodeWith("edge-1", edgev1alpha1.NodeOnline), nodeWith("a\"<&>\u2028\xff", ""), {}, down, up}
 	for _, basic := range []bool{false, true} {
-		p := &nodePage{page: pageOf[*edgev1alpha1.EdgeNode]{List: nodes, Total: 9, PageNum: 2, PageSize: 3}, basic: basic, now: now, s: s}
-		ref := pageOf[node]{List: []node{}, Total: 9, PageNum: 2, PageSize: 3}
+		p := &nodePage{page: pageOf[*edgev1alpha1.EdgeNode]{List: nodes, Total: 9, PageNum: 2, PageSize: 5}, basic: basic, now: now, s: s}
+		ref := pageOf[node]{List: []node{}, Total: 9, PageNum: 2, PageSize: 5}
 		for _, n := range nodes {
 			ref.List = append(ref.List, s.node(n, basic, now))
 		}
@@ -166,8 +170,16 @@ func TestNodePageJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.appendJSON(nil); !bytes.Equal(got, want) {
+		got := p.appendJSON(nil)
+		if !bytes.Equal(got, want) {
 			t.Fatalf("basic=%v:\n got %s\nwant %s", basic, got, want)
+		}
+		// The runtime field: null, false and true as the conditions say,
+		// and absent from basic items.
+		for _, part := range []string{`"name":"edge-1"`, `"runtimeReady":null`, `"runtimeReady":false`, `"runtimeReady":true`} {
+			if bytes.Contains(got, []byte(part)) == basic && part != `"name":"edge-1"` {
+				t.Errorf("basic=%v: %s in %s", basic, part, got)
+			}
 		}
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -45,6 +47,10 @@ type node struct {
 	CreatedTime             *string  `json:"createdTime,omitempty"`
 	AppTotal                *int32   `json:"appTotal,omitempty"`
 	AppRunning              *int32   `json:"appRunning,omitempty"`
+	// RuntimeReady is not in the contract: the node's RuntimeReady
+	// condition, in full items only, null when the agent reports none.
+	// Outer pointer: present or not; inner: true, false or null.
+	RuntimeReady **bool `json:"runtimeReady,omitempty"`
 }
 
 // listNodes serves GET /api/v1/node: nodes by creation time then name,
@@ -103,7 +109,19 @@ func (s *Server) node(n *edgev1alpha1.EdgeNode, basic bool, now time.Time) node 
 	item.ContainerManagedTotal, item.ContainerManagedRunning = &st.ContainerManagedTotal, &st.ContainerManagedRunning
 	item.UpTime, item.CreatedTime = &upTime, &created
 	item.AppTotal, item.AppRunning = &st.AppTotal, &st.AppRunning
+	item.RuntimeReady = new(runtimeReady(n))
 	return item
+}
+
+// runtimeReady is the node's RuntimeReady condition: nil when the agent
+// reports none (an agent too old to, or none yet), or its status is Unknown.
+func runtimeReady(n *edgev1alpha1.EdgeNode) *bool {
+	c := meta.FindStatusCondition(n.Status.Conditions, edgev1alpha1.ConditionRuntimeReady)
+	if c == nil || c.Status == metav1.ConditionUnknown {
+		return nil
+	}
+	ready := c.Status == metav1.ConditionTrue
+	return &ready
 }
 
 // nodeType is the OS kind the agent reports, else the spec's hint.

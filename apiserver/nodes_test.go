@@ -56,7 +56,7 @@ var _ = Describe("GET /api/v1/node", Ordered, func() {
 		Expect(pg.Total).To(Equal(1))
 		n := getNode("nl-a")
 		item := pg.List[0]
-		Expect(item).To(HaveLen(15), "every Node field of the contract: %v", item)
+		Expect(item).To(HaveLen(16), "every Node field of the contract, and runtimeReady: %v", item)
 		Expect(item["id"]).To(Equal(string(n.UID)))
 		Expect(item["name"]).To(Equal("nl-a"))
 		Expect(item["address"]).To(Equal("10.3.0.7:7200"))

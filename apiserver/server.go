@@ -375,11 +375,13 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/api/v1/container/{id}", "getContainer", needs("get", "edgeservices"), s.getContainer},
 		{http.MethodGet, "/api/v1/service/record", "listRecords", needs("list", "deployrecords"), s.listRecords},
 		{http.MethodGet, "/api/v1/service/record/{id}", "getRecord", needs("get", "deployrecords"), s.getRecord},
+		{http.MethodGet, "/api/v1/service/path", "listServicesByPath", needs("list", "edgeservices"), s.listServicesByPath},
 		{http.MethodDelete, "/api/v1/service/path", "deleteServicesByPath",
 			// Force-deleting removes edgeplane's finalizer on the caller's
 			// behalf: that takes the permission Kubernetes uses for
 			// finalizers, update on edgeservices/finalizers.
 			[]Permission{{"delete", "edgeservices"}, {"update", "edgeservices/finalizers"}}, s.deleteServicesByPath},
+		{http.MethodGet, "/api/v1/provision-template/path-label", "listFolder", needs("list", "provisiontemplates"), s.listFolder},
 		{http.MethodPost, "/api/v1/provision-template/path-label/service/batch", "createTemplates", needs("create", "provisiontemplates"), s.createTemplates},
 		{http.MethodPost, "/api/v1/provision-template/path-label/folder", "createFolder", needs("create", "provisiontemplates"), s.createFolder},
 	}
@@ -389,8 +391,16 @@ func (s *Server) routes() []route {
 // OpenAPI document, probes, and the envelope for everything else.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	byPattern := map[string][]route{}
+	var patterns []string
 	for _, rt := range s.routes() {
-		mux.Handle(rt.pattern, s.serveRoute(rt))
+		if byPattern[rt.pattern] == nil {
+			patterns = append(patterns, rt.pattern)
+		}
+		byPattern[rt.pattern] = append(byPattern[rt.pattern], rt)
+	}
+	for _, p := range patterns {
+		mux.Handle(p, s.serveRoutes(byPattern[p]))
 	}
 	mux.Handle(openAPIPath, instrument("openapi", http.HandlerFunc(serveOpenAPI)))
 	if s.opts.Console {
@@ -482,21 +492,40 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	})
 }
 
-// serveRoute checks method, readiness and authorization, runs the route
-// and writes its envelope.
-func (s *Server) serveRoute(rt route) http.Handler {
-	return instrument(rt.name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		allow := rt.method
+// serveRoutes serves the routes of one pattern, one per method: a method
+// none of them takes is a 405 that lists those they do.
+func (s *Server) serveRoutes(rts []route) http.Handler {
+	var allow []string
+	byMethod := map[string]http.Handler{}
+	for _, rt := range rts {
+		h := s.serveRoute(rt)
+		byMethod[rt.method] = h
+		allow = append(allow, rt.method)
 		if rt.method == http.MethodGet {
 			// HEAD answers every GET route: the same status and headers,
 			// no body (net/http drops it).
-			allow = "GET, HEAD"
+			byMethod[http.MethodHead] = h
+			allow = append(allow, http.MethodHead)
 		}
-		if r.Method != rt.method && !(r.Method == http.MethodHead && rt.method == http.MethodGet) {
-			w.Header().Set("Allow", allow)
-			writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rt.pattern, r.Method, allow))
+	}
+	allowed := strings.Join(allow, ", ")
+	refuse := instrument(rts[0].name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allowed)
+		writeError(w, errorf(http.StatusMethodNotAllowed, "%s does not allow %s; use %s.", rts[0].pattern, r.Method, allowed))
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := byMethod[r.Method]; ok {
+			h.ServeHTTP(w, r)
 			return
 		}
+		refuse.ServeHTTP(w, r)
+	})
+}
+
+// serveRoute checks readiness and authorization, runs the route and
+// writes its envelope.
+func (s *Server) serveRoute(rt route) http.Handler {
+	return instrument(rt.name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.auth.authorize(r, rt.needs); err != nil {
 			writeError(w, err)
 			return

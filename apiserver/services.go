@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +41,20 @@ import (
 // pathBody is the body of the delete-by-path request.
 type pathBody struct {
 	Path *string `json:"path"`
+	// ProvisionIDs, when given, are the services the client expects under
+	// the path (as GET /api/v1/service/path listed them): if the services
+	// there are not exactly these, nothing is deleted. Not in the
+	// contract; without it the request is the contract's.
+	ProvisionIDs *[]string `json:"provisionIds"`
+}
+
+// pathService is an item of GET /api/v1/service/path: a service the
+// delete of that path would remove.
+type pathService struct {
+	ProvisionID string `json:"provisionId"`
+	Name        string `json:"name"`
+	Path        string `json:"path"`
+	Terminating bool   `json:"terminating"`
 }
 
 // deletion is one item of the delete-by-path response.
@@ -53,15 +68,19 @@ type deletion struct {
 // deleteServicesByPath serves DELETE /api/v1/service/path: it force-deletes
 // every EdgeService at or below the path, without waiting for agents.
 func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
-	p, aerr := parseDeletePath(r)
+	p, expect, aerr := parseDeletePath(r)
 	if aerr != nil {
 		return nil, aerr
 	}
-	list := &edgev1alpha1.EdgeServiceList{}
-	if err := s.cache.List(r.Context(), list, client.InNamespace(s.opts.Namespace), client.MatchingFields{index.ServiceByPath: p}); err != nil {
-		return nil, fromKube(err)
+	list, err := s.servicesUnder(r.Context(), p)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	if expect != nil {
+		if err := sameServices(p, list.Items, *expect); err != nil {
+			return nil, err
+		}
+	}
 	tx := uuid.NewString()
 	out := make([]deletion, 0, len(list.Items))
 	for i := range list.Items {
@@ -80,18 +99,93 @@ func (s *Server) deleteServicesByPath(r *http.Request) (any, error) {
 	return out, nil
 }
 
-// parseDeletePath reads the path of a delete-by-path request.
-func parseDeletePath(r *http.Request) (string, *apiError) {
+// listServicesByPath serves GET /api/v1/service/path: the services that
+// DELETE /api/v1/service/path would remove for the same path, in the
+// order it reports them. Not in the contract: a client shows it before it
+// deletes, and sends the ids back as provisionIds.
+func (s *Server) listServicesByPath(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	pg, aerr := parsePage(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	raw, aerr := queryPath(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if !q.Has("path") {
+		return nil, badField("path", "is required")
+	}
+	list, err := s.servicesUnder(r.Context(), raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pathService, 0, len(list.Items))
+	for i := range list.Items {
+		svc := &list.Items[i]
+		out = append(out, pathService{ProvisionID: string(svc.UID), Name: svc.Name, Path: string(svc.Spec.Path), Terminating: svc.DeletionTimestamp != nil})
+	}
+	return paginate(out, pg), nil
+}
+
+// servicesUnder lists the services at or below a path from the cache, by
+// name: what a delete of the path removes.
+func (s *Server) servicesUnder(ctx context.Context, p string) (*edgev1alpha1.EdgeServiceList, error) {
+	list := &edgev1alpha1.EdgeServiceList{}
+	if err := s.cache.List(ctx, list, client.InNamespace(s.opts.Namespace), client.MatchingFields{index.ServiceByPath: p}); err != nil {
+		return nil, fromKube(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list, nil
+}
+
+// sameServices is a 409 unless the services under p are exactly the
+// expected ids: what a person confirmed is what goes, or nothing does.
+func sameServices(p string, found []edgev1alpha1.EdgeService, expect []string) error {
+	want := map[string]bool{}
+	for _, id := range expect {
+		want[id] = true
+	}
+	var added []string
+	for i := range found {
+		id := string(found[i].UID)
+		if !want[id] {
+			added = append(added, found[i].Name)
+		}
+		delete(want, id)
+	}
+	if len(added) == 0 && len(want) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("The services under %s are not the ones given; nothing was deleted. List them again and confirm", p)
+	detail := fmt.Sprintf("%d under the path not given, %d given no longer under it", len(added), len(want))
+	if len(added) > 0 {
+		msg += fmt.Sprintf(" (not given: %s)", strings.Join(added[:min(len(added), 10)], ", "))
+	}
+	return &apiError{status: http.StatusConflict, msg: msg + ".", fields: map[string]string{"provisionIds": detail}}
+}
+
+// parseDeletePath reads the path of a delete-by-path request and the
+// services the client expects there, if it says.
+func parseDeletePath(r *http.Request) (string, *[]string, *apiError) {
 	var body pathBody
 	if err := decodeBody(r, &body); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	fields := map[string]string{}
 	p := checkPath(body.Path, fields)
-	if len(fields) > 0 {
-		return "", badFields(fields)
+	if body.ProvisionIDs != nil {
+		// The body's 1 MiB bounds how many.
+		for i, id := range *body.ProvisionIDs {
+			if strings.TrimSpace(id) == "" {
+				fields[fmt.Sprintf("provisionIds[%d]", i)] = "must not be empty"
+			}
+		}
 	}
-	return p, nil
+	if len(fields) > 0 {
+		return "", nil, badFields(fields)
+	}
+	return p, body.ProvisionIDs, nil
 }
 
 // errMoved says a service left the path between the cache's answer and the

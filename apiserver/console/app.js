@@ -17,6 +17,7 @@ const routes = [
   [/^\/record\/([^/]+)$/, views.record],
   [/^\/diff$/, views.diff],
   [/^\/templates$/, views.templates],
+  [/^\/delete$/, views.del],
 ];
 
 function parse() {
@@ -88,7 +89,11 @@ async function load(state) {
     next = problem(err);
   }
   if (current !== state || controller.signal.aborted) return;
+  // A control with an id that had the focus keeps it across the redraw
+  // (a tree's open button, a keyboard user's place).
+  const focused = state.live.contains(document.activeElement) ? document.activeElement.id : '';
   state.live.replaceChildren(next);
+  if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
   state.live.setAttribute('aria-busy', 'false');
   document.getElementById('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
 }
@@ -127,6 +132,10 @@ async function render() {
   schedule(state);
 }
 
+// A view that changed something asks for its live part at once.
+document.addEventListener('edgeplane:refresh', () => {
+  if (current && !document.hidden) load(current).then(() => schedule(current));
+});
 document.addEventListener('visibilitychange', () => {
   if (!current) return;
   if (document.hidden) clearTimeout(current.timer);

@@ -20,6 +20,12 @@ export function link(path, params = {}) {
 }
 
 const statusTone = { online: 'good', offline: 'bad' };
+// runtimeReady is an edgeplane addition to the node items: true, false,
+// or null when the node's agent reports no engine probe.
+const runtimeText = (v) => (v === true ? 'ready' : v === false ? 'not ready' : '—');
+const runtimeBadge = (v) => (v === null || v === undefined ? text(null) : h('span', { class: ['badge', v ? 'tone-good' : 'tone-bad'] }, runtimeText(v)));
+// nodeTone is a node's colour: offline, online with its engine down, online.
+const nodeTone = (n) => (n.status !== 'online' ? statusTone[n.status] || 'unknown' : n.runtimeReady === false ? 'warn' : 'good');
 const deployTone = { success: 'good', deploying: 'busy', failure: 'bad' };
 const badge = (value, tones) => h('span', { class: ['badge', `tone-${tones[value] || 'unknown'}`] }, value === null || value === undefined ? 'unknown' : value);
 
@@ -91,6 +97,10 @@ export const overview = {
     const running = nodes.reduce((a, n) => a + (n.containerRunning || 0), 0);
     const total = nodes.reduce((a, n) => a + (n.containerTotal || 0), 0);
     const d = await deployCounts(nodes.map((n) => n.id), signal);
+    // Online nodes whose agents probe their engine (an offline node's last
+    // word is stale); none saying hides the picture.
+    const probed = nodes.filter((n) => n.status === 'online' && typeof n.runtimeReady === 'boolean');
+    const notReady = probed.filter((n) => !n.runtimeReady);
     const byRows = (field) => countBy(nodes, field).map(([k, c]) => ({
       label: k, parts: [
         { label: 'online', value: c.online, tone: 'good', href: link('/nodes') },
@@ -100,7 +110,8 @@ export const overview = {
       h('div', { class: 'cards' },
         ring({ label: 'Nodes online', part: online, whole: nodes.length, href: link('/nodes') }),
         ring({ label: 'Containers running', part: running, whole: total, href: link('/nodes') }),
-        ring({ label: 'Instances successful', part: d.success, whole: d.total, href: '#failed', tone: d.failure ? 'warn' : 'good' })),
+        ring({ label: 'Instances successful', part: d.success, whole: d.total, href: '#failed', tone: d.failure ? 'warn' : 'good' }),
+        probed.length ? ring({ label: 'Runtimes ready', part: probed.length - notReady.length, whole: probed.length, href: '#runtime', tone: notReady.length ? 'warn' : 'good' }) : null),
       bars('Instances by deploy status', [{
         label: 'on nodes', parts: [
           { label: 'success', value: d.success, tone: 'good', href: '#failed' },
@@ -109,9 +120,13 @@ export const overview = {
       }]),
       h('div', { class: 'two' }, bars('Nodes by type', byRows('type')), bars('Nodes by architecture', byRows('arch'))),
       grid(`Nodes (${nodes.length})`, nodes.map((n) => ({
-        tone: statusTone[n.status] || 'unknown', href: link(`/node/${n.id}`, { name: n.name }),
-        title: `${n.name}: ${n.status}, ${n.containerRunning}/${n.containerTotal} running`,
+        tone: nodeTone(n), href: link(`/node/${n.id}`, { name: n.name }),
+        title: `${n.name}: ${n.status}${n.runtimeReady === false ? ', runtime not ready' : ''}, ${n.containerRunning}/${n.containerTotal} running`,
       }))),
+      probed.length ? h('section', { class: 'card', id: 'runtime' }, h('h3', {}, `Nodes whose runtime is not ready (${notReady.length})`),
+        notReady.length === 0 ? h('p', { class: 'muted' }, 'Every engine answers its agent.')
+          : h('ul', { class: 'names' }, notReady.slice(0, 100).map((n) => h('li', {},
+            h('a', { href: link(`/node/${n.id}`, { name: n.name }) }, n.name), ` (${n.status})`)))) : null,
       h('section', { class: 'card', id: 'failed' }, h('h3', {}, `Failed instances (${d.failure})`),
         containerTable(d.failed.slice(0, 50), 'No instance has failed.')));
   },
@@ -126,9 +141,9 @@ export const nodes = {
     const page = pageOf(q.page);
     const res = await get('node', { pageNum: page, pageSize, name: q.name }, signal);
     return h('div', {},
-      table(['Name', 'Status', 'Type', 'Arch', 'Address', 'Containers running', 'Managed running', 'Up', 'Created'],
+      table(['Name', 'Status', 'Runtime', 'Type', 'Arch', 'Address', 'Containers running', 'Managed running', 'Up', 'Created'],
         res.list.map((n) => [
-          h('a', { href: link(`/node/${n.id}`, { name: n.name }) }, n.name), badge(n.status, statusTone), n.type, n.arch, text(n.address),
+          h('a', { href: link(`/node/${n.id}`, { name: n.name }) }, n.name), badge(n.status, statusTone), runtimeBadge(n.runtimeReady), n.type, n.arch, text(n.address),
           `${n.containerRunning} / ${n.containerTotal}`, `${n.containerManagedRunning} / ${n.containerManagedTotal}`,
           duration(n.upTime), n.createdTime]),
         q.name ? 'No node matches.' : 'No node yet.'),
@@ -162,7 +177,7 @@ export const node = {
     const n = found.list.find((x) => x.id === id);
     return h('div', {},
       n ? h('dl', { class: 'facts' },
-        fact('Status', badge(n.status, statusTone)), fact('Type', n.type), fact('Arch', n.arch), fact('Address', text(n.address)),
+        fact('Status', badge(n.status, statusTone)), fact('Runtime', runtimeBadge(n.runtimeReady)), fact('Type', n.type), fact('Arch', n.arch), fact('Address', text(n.address)),
         fact('TLS', n.tls ? 'yes' : 'no'), fact('Containers running', `${n.containerRunning} / ${n.containerTotal}`),
         fact('Managed running', `${n.containerManagedRunning} / ${n.containerManagedTotal}`),
         fact('Services', `${n.appRunning ?? '—'} running of ${n.appTotal ?? '—'}`), fact('Up', duration(n.upTime)), fact('Created', n.createdTime))
@@ -269,18 +284,32 @@ export const diff = {
 // --- Templates ------------------------------------------------------------
 
 // field is a labelled input whose error, from the envelope's fieldErrors,
-// is shown beside it.
-function field(name, label, hint, attrs = {}) {
-  const id = `f-${name}`;
+// is shown beside it. form keeps ids unique when two forms share a field.
+function field(form, name, label, hint, attrs = {}) {
+  const id = `${form}-${name}`;
   const input = h(attrs.rows ? 'textarea' : 'input', { id, name, 'aria-describedby': `${id}-error`, ...attrs });
   return h('div', { class: 'field' }, h('label', { for: id }, label), input,
     hint ? h('div', { class: 'muted hint' }, hint) : null,
     h('div', { class: 'field-error', id: `${id}-error`, role: 'status', 'data-field': name }));
 }
 
-// form posts one of the contract's creations and shows its answer: every
-// fieldErrors entry next to its field (imageRefs[2] next to imageRefs),
-// the message of any other refusal, or what was created.
+// refreshNow asks the console to reload what is on screen at once.
+const refreshNow = () => document.dispatchEvent(new Event('edgeplane:refresh'));
+
+// showRefusal puts every fieldErrors entry next to its field
+// (imageRefs[2] next to imageRefs) and returns the envelope's message.
+function showRefusal(form, err) {
+  if (err.fieldErrors) {
+    for (const [k, msg] of Object.entries(err.fieldErrors)) {
+      const slot = form.querySelector(`.field-error[data-field="${k.replace(/\[\d+\]$/, '')}"]`);
+      if (slot) slot.textContent = slot.textContent ? `${slot.textContent}; ${k}: ${msg}` : `${k}: ${msg}`;
+    }
+  }
+  return h('div', { class: 'alert', role: 'alert' }, err.message, err.status ? ` (${err.status})` : '');
+}
+
+// creationForm posts one of the contract's creations and shows its
+// answer: the refusal beside the fields, or what was created.
 function creationForm(title, fields, submit, send, show) {
   const result = h('div', { class: 'result', 'aria-live': 'polite' });
   const form = h('form', { class: 'card create', novalidate: true }, h('h2', {}, title), fields, h('button', { type: 'submit' }, submit), result);
@@ -290,38 +319,173 @@ function creationForm(title, fields, submit, send, show) {
     result.replaceChildren();
     try {
       result.replaceChildren(show(await send(new FormData(form))));
+      refreshNow();
     } catch (err) {
-      if (err.fieldErrors) {
-        for (const [k, msg] of Object.entries(err.fieldErrors)) {
-          const slot = form.querySelector(`.field-error[data-field="${k.replace(/\[\d+\]$/, '')}"]`);
-          if (slot) slot.textContent = slot.textContent ? `${slot.textContent}; ${k}: ${msg}` : `${k}: ${msg}`;
-        }
-      }
-      result.replaceChildren(h('div', { class: 'alert', role: 'alert' }, err.message, err.status ? ` (${err.status})` : ''));
+      result.replaceChildren(showRefusal(form, err));
     }
   });
   return form;
 }
 
+// open holds the folders shown open in the tree, kept across refreshes
+// and visits.
+const open = new Set(['/']);
+// Entries listed per folder: a folder with more says how many it leaves out.
+const folderPage = 1000;
+
+// useFolder puts a folder's path into both forms, where new entries go.
+function useFolder(path) {
+  for (const id of ['folder-path', 'batch-path']) {
+    const input = document.getElementById(id);
+    if (input) input.value = path;
+  }
+}
+
+// branch draws one folder's entries, and those of the open folders in it.
+function branch(path, listing) {
+  const page = listing.get(path);
+  if (!page) return null;
+  const more = page.total - page.list.length;
+  return h('ul', { class: 'tree', role: path === '/' ? 'tree' : 'group', 'aria-label': path === '/' ? 'template tree' : null },
+    page.list.length === 0 ? h('li', { class: 'muted' }, 'Empty.') : null,
+    page.list.map((e) => {
+      if (e.type !== 'folder') {
+        return h('li', { role: 'treeitem', class: 'leaf', 'data-path': e.path },
+          h('span', { class: 'badge tone-unknown' }, 'template'), ' ', h('span', { class: 'name' }, e.name),
+          h('span', { class: 'muted' }, ` ${e.imageRef} · ${e.createdTime}`));
+      }
+      const isOpen = open.has(e.path);
+      const toggle = listen(h('button', { type: 'button', id: `open:${e.path}`, class: 'twisty', 'aria-expanded': String(isOpen), 'aria-label': `${isOpen ? 'close' : 'open'} ${e.path}` }, isOpen ? '▾' : '▸'), 'click', () => {
+        if (open.has(e.path)) open.delete(e.path);
+        else open.add(e.path);
+        refreshNow();
+      });
+      return h('li', { role: 'treeitem', 'aria-expanded': String(isOpen), class: 'folder', 'data-path': e.path },
+        toggle, ' ', listen(h('button', { type: 'button', class: 'link name', title: 'create in this folder' }, e.name), 'click', () => useFolder(e.path)),
+        h('span', { class: 'muted' }, ` ${e.children ?? 0} ${e.children === 1 ? 'entry' : 'entries'} · `),
+        h('a', { href: link('/delete', { path: e.path }) }, 'services under it'),
+        isOpen ? branch(e.path, listing) : null);
+    }),
+    more > 0 ? h('li', { class: 'muted' }, `and ${more} more not shown`) : null);
+}
+
 export const templates = {
   title: () => 'Templates',
   head: () => h('div', {}, h('h1', {}, 'Templates'),
-    h('p', { class: 'muted' }, 'Create folders and templates in the path-labelled tree. The contract has no read of the tree: what you create is listed here as the facade answers it.'),
-    creationForm('New folder', [
-      field('path', 'Parent path', 'an absolute path such as /plant-a', { type: 'text', autocomplete: 'off' }),
-      field('name', 'Folder name', null, { type: 'text', autocomplete: 'off' })],
-    'Create folder',
-    (fd) => call('POST', 'provision-template/path-label/folder', { body: { path: fd.get('path'), name: fd.get('name') } }),
-    (r) => h('p', {}, 'Created folder ', h('strong', { class: 'name' }, r.path), ` (id ${r.id}).`)),
-    creationForm('New templates from images', [
-      field('path', 'Folder', 'the folder the templates go in', { type: 'text', autocomplete: 'off' }),
-      field('imageRefs', 'Images', 'one per line, as name@tag#os', { rows: 4, autocomplete: 'off' })],
-    'Create templates',
-    (fd) => call('POST', 'provision-template/path-label/service/batch', {
-      body: { path: fd.get('path'), imageRefs: String(fd.get('imageRefs') || '').split('\n').map((x) => x.trim()).filter(Boolean) },
-    }),
-    (r) => h('p', {}, `Created ${(r.provisionTmplList || []).length} template(s): `,
-      (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `))))),
-  // Nothing to refresh: the forms are the view.
-  load: async () => h('div'),
+    h('p', { class: 'muted' }, 'The path-labelled tree of folders and templates. Choose a folder’s name to create in it.'),
+    h('div', { class: 'two' },
+      creationForm('New folder', [
+        field('folder', 'path', 'Parent path', 'an absolute path such as /plant-a', { type: 'text', autocomplete: 'off', value: '/' }),
+        field('folder', 'name', 'Folder name', null, { type: 'text', autocomplete: 'off' })],
+      'Create folder',
+      (fd) => call('POST', 'provision-template/path-label/folder', { body: { path: fd.get('path'), name: fd.get('name') } }),
+      (r) => {
+        // Open the way down to the new folder, so it shows in the tree.
+        let at = '';
+        for (const seg of r.path.split('/').slice(1, -1)) open.add((at += `/${seg}`));
+        return h('p', {}, 'Created folder ', h('strong', { class: 'name' }, r.path), ` (id ${r.id}).`);
+      }),
+      creationForm('New templates from images', [
+        field('batch', 'path', 'Folder', 'the folder the templates go in', { type: 'text', autocomplete: 'off', value: '/' }),
+        field('batch', 'imageRefs', 'Images', 'one per line, as name@tag#os', { rows: 4, autocomplete: 'off' })],
+      'Create templates',
+      (fd) => {
+        open.add(String(fd.get('path') || '/').replace(/(.)\/$/, '$1'));
+        return call('POST', 'provision-template/path-label/service/batch', {
+          body: { path: fd.get('path'), imageRefs: String(fd.get('imageRefs') || '').split('\n').map((x) => x.trim()).filter(Boolean) },
+        });
+      },
+      (r) => h('p', {}, `Created ${(r.provisionTmplList || []).length} template(s): `,
+        (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `)))))),
+  async load(_, signal) {
+    // Every open folder's entries; a folder gone since is closed.
+    const listing = new Map();
+    const paths = [...open];
+    const pages = await Promise.all(paths.map((p) => get('provision-template/path-label', { path: p, pageSize: folderPage }, signal)
+      .catch((err) => { if (err.status === 404 && p !== '/') { open.delete(p); return null; } throw err; })));
+    paths.forEach((p, i) => pages[i] && listing.set(p, pages[i]));
+    return h('section', { class: 'card' }, h('h2', {}, h('button', { type: 'button', class: 'link name' }, '/'), ` (${listing.get('/').total})`), branch('/', listing));
+  },
+};
+
+// --- Delete by path ---------------------------------------------------------
+
+// typed, done and changed keep, per path, the confirmation typed so far,
+// the answer of a delete and a refusal because the services changed: the
+// refresh redraws the view and must not lose them.
+const typed = new Map();
+const done = new Map();
+const changed = new Map();
+
+function deletionResults(path, result) {
+  const names = new Map(result.listed.map((x) => [x.provisionId, x.name]));
+  const failed = result.items.filter((x) => x.result !== 'successful').length;
+  return h('div', {},
+    h('div', { class: failed ? 'alert' : 'notice', role: 'status' },
+      `Deleted ${result.items.length - failed} of ${result.items.length} service(s) under ${path}${failed ? `; ${failed} failed` : ''}. Transaction ${result.items[0]?.transactionId || '—'}.`),
+    table(['Service', 'Id', 'Result', 'Error'], result.items.map((x) => [
+      names.get(x.provisionId) || '—', x.provisionId, badge(x.result, { successful: 'good', failed: 'bad' }), text(x.error)]),
+    'Nothing was under the path.'),
+    listen(h('button', { type: 'button' }, 'List the services under the path again'), 'click', () => {
+      done.delete(path);
+      refreshNow();
+    }));
+}
+
+export const del = {
+  title: () => 'Delete services by path',
+  head: (q) => h('div', {}, h('h1', {}, 'Delete services by path'),
+    h('p', { class: 'muted' }, 'Force-deletes every service at or below a path, without waiting for agents to report its containers gone. You see the services first, and confirm by typing the path again.'),
+    searchForm('/delete', 'path', q.path, 'a path such as /plant-a')),
+  async load(q, signal) {
+    if (!q.path) return h('p', { class: 'muted' }, 'Give a path to see the services under it.');
+    const path = q.path;
+    if (done.has(path)) return deletionResults(path, done.get(path));
+    const res = await get('service/path', { path, pageSize: -1 }, signal);
+    const listed = res.list;
+    const input = h('input', { id: 'confirm-path', type: 'text', autocomplete: 'off', spellcheck: 'false', value: typed.get(path) || '', 'aria-describedby': 'confirm-hint' });
+    const button = h('button', { type: 'submit', class: 'danger', disabled: (typed.get(path) || '') !== path }, `Delete ${listed.length} service(s)`);
+    const answer = h('div', { 'aria-live': 'polite' });
+    listen(input, 'input', () => {
+      typed.set(path, input.value);
+      button.disabled = input.value !== path;
+    });
+    const form = h('form', { class: 'card confirm' },
+      h('label', { for: 'confirm-path' }, 'Type ', h('code', {}, path), ' to confirm'), input,
+      h('div', { class: 'muted hint', id: 'confirm-hint' }, 'Only the services listed above are deleted: if others appeared or some went meanwhile, nothing is, and the list is shown again.'),
+      h('div', { class: 'field-error', 'data-field': 'provisionIds', role: 'status' }),
+      button, answer);
+    listen(form, 'submit', async (e) => {
+      e.preventDefault();
+      if (input.value !== path) return;
+      button.disabled = true;
+      try {
+        const items = await call('DELETE', 'service/path', { body: { path, provisionIds: listed.map((x) => x.provisionId) } });
+        typed.delete(path);
+        changed.delete(path);
+        done.set(path, { items, listed });
+        refreshNow();
+      } catch (err) {
+        if (err.status === 409) {
+          // Others appeared or some went: nothing was deleted. List them
+          // again and ask again.
+          typed.delete(path);
+          changed.set(path, err.message);
+          refreshNow();
+          return;
+        }
+        button.disabled = false;
+        answer.replaceChildren(showRefusal(form, err));
+      }
+    });
+    const note = changed.get(path);
+    return h('div', {},
+      note ? h('div', { class: 'alert', role: 'alert' }, note, ' Below is the list as it is now.') : null,
+      h('h2', {}, `${listed.length} service(s) at or below `, h('code', {}, path)),
+      table(['Service', 'Path', 'Id', ''], listed.map((x) => [
+        h('a', { href: link(`/service/${x.provisionId}`, { name: x.name }) }, x.name), x.path, x.provisionId,
+        x.terminating ? h('span', { class: 'badge tone-busy' }, 'already terminating') : '']),
+      'No service lies under this path.'),
+      listed.length ? form : null);
+  },
 };

@@ -59,6 +59,12 @@ func RenewLeaseAt(ctx context.Context, c client.Client, namespace, node string, 
 // node info, boot time, the observed containers and their counts, against
 // the instances placed on the node as the API server has them.
 func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers ...edgev1alpha1.ObservedContainer) error {
+	return ReportRuntime(ctx, c, node, info, bootTime, nil, containers...)
+}
+
+// ReportRuntime is Report with the RuntimeReady condition an agent's
+// engine probe writes (nil: none, as before its first probe).
+func ReportRuntime(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, runtime *metav1.Condition, containers ...edgev1alpha1.ObservedContainer) error {
 	services := &edgev1alpha1.EdgeServiceList{}
 	if err := c.List(ctx, services); err != nil {
 		return err
@@ -71,5 +77,5 @@ func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1
 			}
 		}
 	}
-	return agent.ApplyStatus(ctx, c, node, info, bootTime, nil, containers, agent.Count(containers, serviceOfTask))
+	return agent.ApplyStatus(ctx, c, node, info, bootTime, runtime, containers, agent.Count(containers, serviceOfTask))
 }
