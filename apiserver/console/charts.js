@@ -39,10 +39,12 @@ export function bars(title, rows) {
     }));
 }
 
-// grid is one square per node, coloured by its status, each a link to it.
-export function grid(title, items) {
+// grid is one square per node, coloured by its status, each a link to it;
+// legend names the colours: [{tone, label}].
+export function grid(title, items, legend = []) {
   return h('section', { class: 'card', 'aria-label': title },
     h('h3', {}, title),
+    legend.length ? h('ul', { class: 'legend' }, legend.map((l) => h('li', {}, h('span', { class: `cell tone-${l.tone}`, 'aria-hidden': 'true' }), l.label))) : null,
     h('div', { class: 'grid' }, items.map((it) => h('a', {
       class: `cell tone-${it.tone}`, href: it.href, title: it.title, 'aria-label': it.title,
     }))));

@@ -30,9 +30,9 @@ const deployTone = { success: 'good', deploying: 'busy', failure: 'bad' };
 const badge = (value, tones) => h('span', { class: ['badge', `tone-${tones[value] || 'unknown'}`] }, value === null || value === undefined ? 'unknown' : value);
 
 // searchForm is a GET-like form that navigates to path with its field.
-function searchForm(path, field, value, label, params = {}) {
+function searchForm(path, field, value, label, params = {}, button = 'Search') {
   const input = h('input', { type: 'search', name: field, value: value || '', 'aria-label': label, placeholder: label, autocomplete: 'off' });
-  const form = h('form', { class: 'search', role: 'search' }, input, h('button', { type: 'submit' }, 'Search'));
+  const form = h('form', { class: 'search', role: 'search' }, input, h('button', { type: 'submit' }, button));
   return listen(form, 'submit', (e) => {
     e.preventDefault();
     location.hash = link(path, { ...params, [field]: input.value.trim(), page: 1 });
@@ -122,7 +122,7 @@ export const overview = {
       grid(`Nodes (${nodes.length})`, nodes.map((n) => ({
         tone: nodeTone(n), href: link(`/node/${n.id}`, { name: n.name }),
         title: `${n.name}: ${n.status}${n.runtimeReady === false ? ', runtime not ready' : ''}, ${n.containerRunning}/${n.containerTotal} running`,
-      }))),
+      })), [{ tone: 'good', label: 'online' }, ...(probed.length ? [{ tone: 'warn', label: 'online, runtime not ready' }] : []), { tone: 'bad', label: 'offline' }]),
       probed.length ? h('section', { class: 'card', id: 'runtime' }, h('h3', {}, `Nodes whose runtime is not ready (${notReady.length})`),
         notReady.length === 0 ? h('p', { class: 'muted' }, 'Every engine answers its agent.')
           : h('ul', { class: 'names' }, notReady.slice(0, 100).map((n) => h('li', {},
@@ -426,7 +426,7 @@ function deletionResults(path, result) {
     table(['Service', 'Id', 'Result', 'Error'], result.items.map((x) => [
       names.get(x.provisionId) || '—', x.provisionId, badge(x.result, { successful: 'good', failed: 'bad' }), text(x.error)]),
     'Nothing was under the path.'),
-    listen(h('button', { type: 'button' }, 'List the services under the path again'), 'click', () => {
+    listen(h('button', { type: 'button', class: 'after-table' }, 'List the services under the path again'), 'click', () => {
       done.delete(path);
       refreshNow();
     }));
@@ -436,7 +436,7 @@ export const del = {
   title: () => 'Delete services by path',
   head: (q) => h('div', {}, h('h1', {}, 'Delete services by path'),
     h('p', { class: 'muted' }, 'Force-deletes every service at or below a path, without waiting for agents to report its containers gone. You see the services first, and confirm by typing the path again.'),
-    searchForm('/delete', 'path', q.path, 'a path such as /plant-a')),
+    searchForm('/delete', 'path', q.path, 'a path such as /plant-a', {}, 'List services')),
   async load(q, signal) {
     if (!q.path) return h('p', { class: 'muted' }, 'Give a path to see the services under it.');
     const path = q.path;

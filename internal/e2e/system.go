@@ -55,9 +55,10 @@ type System struct {
 }
 
 // StartSystem starts the control plane, creates the lease namespace and
-// runs the manager with o until ctx is done.
-func StartSystem(ctx context.Context, o controllers.Options) (*System, error) {
-	env, cfg, c, err := testenv.Start()
+// runs the manager with o until ctx is done. configure changes the
+// control plane before it starts (API aggregation, for one).
+func StartSystem(ctx context.Context, o controllers.Options, configure ...func(*envtest.Environment) error) (*System, error) {
+	env, cfg, c, err := testenv.Start(configure...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +106,11 @@ func StartSystem(ctx context.Context, o controllers.Options) (*System, error) {
 // StartSuite runs a System for a Ginkgo suite, called from its
 // BeforeSuite: logs go to the GinkgoWriter, and the system stops when the
 // suite ends.
-func StartSuite(o controllers.Options) (context.Context, *System) {
+func StartSuite(o controllers.Options, configure ...func(*envtest.Environment) error) (context.Context, *System) {
 	GinkgoHelper()
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel := context.WithCancel(context.Background())
-	sys, err := StartSystem(ctx, o)
+	sys, err := StartSystem(ctx, o, configure...)
 	if err != nil {
 		cancel()
 	}

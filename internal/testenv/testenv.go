@@ -74,10 +74,15 @@ func AssetsDir() (string, error) {
 }
 
 // Start starts a new environment and returns it with a client for it.
-func Start() (*envtest.Environment, *rest.Config, client.Client, error) {
+func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment, *rest.Config, client.Client, error) {
 	env, err := New()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	for _, c := range configure {
+		if err := c(env); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {

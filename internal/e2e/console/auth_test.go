@@ -17,9 +17,16 @@ limitations under the License.
 package console_test
 
 import (
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
@@ -30,12 +37,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -49,6 +58,27 @@ func token(name string) string {
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	return tr.Status.Token
+}
+
+// aggregatedService is the Service the APIService of the facade names.
+const aggregatedService = "edgeplane-facade"
+
+// kubeProxy serves kube-apiserver on loopback as kubectl proxy does: with
+// the credentials it holds (here a token), whatever the browser sends.
+func kubeProxy(token string) string {
+	GinkgoHelper()
+	c := rest.AnonymousClientConfig(sys.Cfg)
+	c.BearerToken = token
+	rt, err := rest.TransportFor(c)
+	Expect(err).NotTo(HaveOccurred())
+	target, err := url.Parse(sys.Cfg.Host)
+	Expect(err).NotTo(HaveOccurred())
+	srv := httptest.NewServer(&httputil.ReverseProxy{Transport: rt, Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Header.Del("Authorization")
+	}})
+	DeferCleanup(srv.Close)
+	return srv.URL
 }
 
 // shippedRole applies one of the facade's client roles as config/rbac ships it.
@@ -78,11 +108,15 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		dir := GinkgoT().TempDir()
 		ca, err := testenv.NewCA("console-suite")
 		Expect(err).NotTo(HaveOccurred())
-		crt, key, err := ca.IssueFiles(testenv.Leaf{CommonName: "facade", DNSNames: []string{"localhost"}}, dir, "tls")
+		// It is also the backend of the aggregated API: its certificate
+		// names the Service kube-apiserver asks for.
+		crt, key, err := ca.IssueFiles(testenv.Leaf{CommonName: "facade", DNSNames: []string{"localhost", aggregatedService + ".default.svc"}}, dir, "tls")
 		Expect(err).NotTo(HaveOccurred())
 		mgr, err := ctrl.NewManager(sys.Cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 			Cache: controllers.CacheOptions(controllers.DefaultOptions())})
 		Expect(err).NotTo(HaveOccurred())
+		// As the manager binary sets up a replica without controllers.
+		Expect(index.Register(ctx, mgr.GetFieldIndexer())).To(Succeed())
 		ao := apiserver.DefaultOptions()
 		ao.BindAddress, ao.Auth, ao.TLSCertFile, ao.TLSKeyFile = "127.0.0.1:0", apiserver.AuthKubernetes, crt, key
 		srv, err := apiserver.New(mgr, ao)
@@ -91,6 +125,11 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		go func() { _ = mgr.Start(ctx) }()
 		Eventually(srv.Addr).ShouldNot(BeEmpty())
 		base = "https://" + srv.Addr()
+		_, port, err := net.SplitHostPort(srv.Addr())
+		Expect(err).NotTo(HaveOccurred())
+		portNum, err := strconv.Atoi(port)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(testenv.RegisterAPIService(ctx, sys.Client, apiserver.AggregatedGroup, apiserver.AggregatedVersion, "default", aggregatedService, portNum, ca.PEM)).To(Succeed())
 
 		shippedRole("facade-viewer")
 		viewer, nobody = token("console-viewer"), token("console-nobody")
@@ -126,5 +165,48 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		Expect(eval[int](`localStorage.length`)).To(BeZero())
 		Expect(eval[string](`location.href`)).NotTo(ContainSubstring(viewer))
 		Expect(text("#auth")).To(ContainSubstring("token set"))
+	})
+
+	It("works through kube-apiserver, under the aggregated prefix, as kubectl proxy serves it", func() {
+		Eventually(func() string {
+			status, _, _ := testenv.APIServiceAvailable(ctx, sys.Client, apiserver.AggregatedVersion+"."+apiserver.AggregatedGroup)
+			return status
+		}, time.Minute).Should(Equal("True"))
+		proxy := kubeProxy(viewer)
+		root := proxy + apiserver.AggregatedPrefix + "/console/"
+		// The facade answers 503 for its first moment as a backend, until
+		// it has read kube-apiserver's front-proxy settings.
+		expectRefusals(proxy, "50[03]", apiserver.AggregatedPrefix+"/api/v1/")
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(root+"#/"), waitDrawn())).To(Succeed())
+		online := func() string {
+			up, all := 0, 0
+			for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
+				all++
+				if n["status"] == "online" {
+					up++
+				}
+			}
+			return fmt.Sprintf("%d / %d", up, all)
+		}
+		Eventually(func() string {
+			return eval[string](`document.querySelector('a.ring[aria-label^="Nodes online"] .card-figure')?.textContent || ''`)
+		}).Should(Equal(online()))
+		Expect(eval[string](`location.pathname`)).To(Equal(apiserver.AggregatedPrefix + "/console/"))
+		Expect(eval[int](`sessionStorage.length`)).To(BeZero(), "the proxy holds the credentials; the page none")
+		screenshot("aggregated-overview")
+
+		By("the template tree, through the same door")
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(root+"#/templates"), waitDrawn())).To(Succeed())
+		total := sys.List(ctx, "/api/v1/provision-template/path-label").Total
+		Eventually(func() string {
+			return eval[string](`document.querySelector(".live h2")?.textContent || document.querySelector(".live").textContent`)
+		}).Should(Equal(fmt.Sprintf("/ (%d)", total)))
+
+		By("a write the viewer may not do: kube-apiserver refuses it, and the console says 403")
+		expectRefusals(proxy, "403", apiserver.AggregatedPrefix+"/api/v1/")
+		Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(`#folder-name`), "viewer-may-not"),
+			chromedp.Click(chromedp.CSS(`form.create:nth-of-type(1) button[type=submit]`)))).To(Succeed())
+		Eventually(func() string { return text(`form.create:nth-of-type(1) .result`) }).Should(ContainSubstring("(403)"))
+		Expect(sys.List(ctx, "/api/v1/provision-template/path-label").Total).To(Equal(total), "nothing was created")
 	})
 })

@@ -164,9 +164,11 @@ var _ = Describe("The console", Ordered, func() {
 		screenshot("service")
 		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`.diff-pick button[type=submit]`)), waitDrawn())).To(Succeed())
 		Eventually(func() string { return eval[string](`location.hash`) }).Should(HavePrefix("#/diff?"))
-		changed := eval[[]string](`[...document.querySelectorAll('table.diff tr.changed th')].map(th => th.textContent)`)
-		Expect(changed).To(ContainElement("cmd[3]"))
-		Expect(changed).NotTo(ContainElement("cmd[0]"))
+		changed := func() []string {
+			return eval[[]string](`[...document.querySelectorAll('table.diff tr.changed th')].map(th => th.textContent)`)
+		}
+		Eventually(changed).Should(ContainElement("cmd[3]"))
+		Expect(changed()).NotTo(ContainElement("cmd[0]"))
 		screenshot("diff")
 	})
 
@@ -302,6 +304,14 @@ var _ = Describe("The console", Ordered, func() {
 			return out
 		}
 		Expect(folders()).To(ContainElement(HavePrefix("folder /plant/line-9")))
+		// The tree opens the way down to the new folder and shows it.
+		treeItem := func(path string) string {
+			return fmt.Sprintf(`ul[role=tree] li[data-path=%q]`, path)
+		}
+		Eventually(func() bool {
+			return eval[bool](fmt.Sprintf(`!!document.querySelector('%s')`, treeItem("/plant/line-9")))
+		}).Should(BeTrue())
+		Expect(eval[string](fmt.Sprintf(`document.querySelector('%s').getAttribute('aria-expanded')`, treeItem("/plant")))).To(Equal("true"))
 
 		want = refusal("/api/v1/provision-template/path-label/service/batch", map[string]any{"path": "/plant/line-9", "imageRefs": []string{"web@1.0#linux", "not a ref"}})
 		Expect(want).To(HaveKey("imageRefs[1]"))
@@ -311,7 +321,102 @@ var _ = Describe("The console", Ordered, func() {
 		fill(1, map[string]string{"path": "/plant/line-9", "imageRefs": "web@1.0#linux\ndb@2#linux"})
 		Eventually(func() string { return text("form.create:nth-of-type(2) .result") }).Should(ContainSubstring("Created 2 template(s)"))
 		Expect(folders()).To(ContainElements(HavePrefix("template /plant/line-9/web"), HavePrefix("template /plant/line-9/db")))
+		// The folder the templates went in is opened, and lists them as the
+		// contract's read of the folder does.
+		leaves := `[...document.querySelectorAll('li[data-path="/plant/line-9"] > ul > li.leaf')].map(li => li.dataset.path)`
+		var listed []string
+		for _, e := range sys.List(ctx, "/api/v1/provision-template/path-label", "path", "/plant/line-9", "pageSize", "-1").List {
+			listed = append(listed, e["path"].(string))
+		}
+		Expect(listed).To(Equal([]string{"/plant/line-9/db", "/plant/line-9/web"}))
+		Eventually(func() []string { return eval[[]string](leaves) }).Should(Equal(listed))
 		screenshot("templates")
+
+		By("closing and opening a folder by keyboard, keeping the focus on its button")
+		twisty := `document.getElementById('open:/plant/line-9')`
+		eval[bool](twisty + `.focus(); true`)
+		Expect(chromedp.Do(bounded(), chromedp.KeyEvent("\r"))).To(Succeed())
+		Eventually(func() int { return eval[int](`document.querySelectorAll('li[data-path="/plant/line-9"] li').length`) }).Should(BeZero())
+		Expect(eval[string](`document.activeElement.id`)).To(Equal("open:/plant/line-9"))
+		Expect(chromedp.Do(bounded(), chromedp.KeyEvent("\r"))).To(Succeed())
+		Eventually(func() []string { return eval[[]string](leaves) }).Should(Equal(listed))
+	})
+
+	It("lists what a delete by path removes, asks for the path again, and deletes exactly that", func() {
+		create := func(name, path string) {
+			GinkgoHelper()
+			s := service(name, "app@1#linux", []string{"edge-linux-01"})
+			s.Spec.Path = edgev1alpha1.FolderPath(path)
+			Expect(sys.Client.Create(ctx, s)).To(Succeed())
+		}
+		under := func() []string {
+			var out []string
+			for _, x := range sys.List(ctx, "/api/v1/service/path", "path", "/retire", "pageSize", "-1").List {
+				out = append(out, x["name"].(string))
+			}
+			return out
+		}
+		exists := func(name string) bool {
+			err := sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &edgev1alpha1.EdgeService{})
+			return err == nil
+		}
+		create("old-a", "/retire")
+		create("old-b", "/retire/line")
+		create("keep", "/retire-2")
+		Eventually(under).Should(Equal([]string{"old-a", "old-b"}))
+
+		rows := `[...document.querySelectorAll('.live tbody tr td:first-child')].map(td => td.textContent)`
+		open("#/delete?path=/retire")
+		Expect(eval[[]string](rows)).To(Equal(under()))
+		Expect(eval[bool](`document.querySelector('form.confirm button[type=submit]').disabled`)).To(BeTrue(), "nothing goes before the path is typed again")
+		Expect(chromedp.Do(bounded(), chromedp.SendKeys(chromedp.CSS(`#confirm-path`), "/retire"))).To(Succeed())
+		Expect(eval[bool](`document.querySelector('form.confirm button[type=submit]').disabled`)).To(BeFalse())
+		screenshot("delete-confirm")
+
+		By("a service appearing under the path after the list was shown: nothing is deleted, and the list is shown again")
+		create("old-late", "/retire/new")
+		Eventually(under).Should(HaveLen(3))
+		expectRefusals(sys.Base, "409", "/api/v1/service/path")
+		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`form.confirm button[type=submit]`)))).To(Succeed())
+		Eventually(func() string { return text(`.live .alert`) }).Should(ContainSubstring("not the ones given"))
+		Eventually(func() []string { return eval[[]string](rows) }).Should(Equal([]string{"old-a", "old-b", "old-late"}))
+		Expect(exists("old-a") && exists("old-b") && exists("old-late")).To(BeTrue())
+
+		By("confirming the list as it is now")
+		Expect(chromedp.Do(bounded(), chromedp.SendKeys(chromedp.CSS(`#confirm-path`), "/retire"),
+			chromedp.Click(chromedp.CSS(`form.confirm button[type=submit]`)))).To(Succeed())
+		Eventually(func() string { return text(`.live [role=status]`) }).Should(ContainSubstring("Deleted 3 of 3 service(s) under /retire"))
+		Expect(eval[[]string](rows)).To(Equal([]string{"old-a", "old-b", "old-late"}), "each item's result, by name")
+		screenshot("delete-result")
+		Eventually(func() bool { return exists("old-a") || exists("old-b") || exists("old-late") }).Should(BeFalse())
+		Expect(exists("keep")).To(BeTrue(), "/retire-2 is not below /retire")
+		Expect(under()).To(BeEmpty())
+	})
+
+	It("shows a node whose engine stopped answering as not ready on the overview", func() {
+		ready := func() string {
+			probed, ok := 0, 0
+			for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
+				if r, has := n["runtimeReady"].(bool); has && n["status"] == "online" {
+					probed++
+					if r {
+						ok++
+					}
+				}
+			}
+			return fmt.Sprintf("%d / %d", ok, probed)
+		}
+		open("#/")
+		Eventually(func() string { return text(`a.ring[aria-label^="Runtimes ready"] .card-figure`) }).Should(Equal("3 / 3"))
+		engineDown.Store(true)
+		DeferCleanup(func() { engineDown.Store(false) })
+		Eventually(ready).Should(Equal("2 / 3"))
+		Eventually(func() string { return text(`a.ring[aria-label^="Runtimes ready"] .card-figure`) }).WithTimeout(7 * time.Second).Should(Equal("2 / 3"))
+		Expect(text(`#runtime`)).To(ContainSubstring(engineNode))
+		Expect(eval[string](fmt.Sprintf(`document.querySelector('.grid a.cell[title^=%q]').className`, engineNode+":"))).To(ContainSubstring("tone-warn"))
+		screenshot("overview-runtime")
+		engineDown.Store(false)
+		Eventually(ready).Should(Equal("3 / 3"))
 	})
 
 	It("asks for nothing while the tab is hidden, and refreshes at once when it is shown", func() {

@@ -21,6 +21,7 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,11 +38,14 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/e2e"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 var (
@@ -51,6 +56,8 @@ var (
 	shots string
 	// silence stops the agent of the node the suite silences.
 	silence context.CancelFunc
+	// engineDown makes the engine of engineNode stop answering its agent.
+	engineDown atomic.Bool
 	// problems are the JavaScript exceptions, console errors and dialogs
 	// of the whole run: there must be none.
 	problems struct {
@@ -63,6 +70,29 @@ var (
 )
 
 const silentNode = "edge-linux-04"
+
+// engineNode is the node whose engine the suite stops.
+const engineNode = "edge-sylixos-03"
+
+// stoppable is a simulated engine the suite can stop: while engineDown is
+// set, it answers no call, as an engine whose API service stopped.
+type stoppable struct{ agent.Runtime }
+
+var errEngineDown = errors.New("the engine does not answer (stopped by the test)")
+
+func (r stoppable) Ping(ctx context.Context) error {
+	if engineDown.Load() {
+		return errEngineDown
+	}
+	return r.Runtime.Ping(ctx)
+}
+
+func (r stoppable) List(ctx context.Context) ([]agent.Container, error) {
+	if engineDown.Load() {
+		return nil, errEngineDown
+	}
+	return r.Runtime.List(ctx)
+}
 
 func TestConsole(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -81,12 +111,26 @@ var _ = BeforeSuite(func() {
 
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.RescheduleGrace = 3*time.Second, 30*time.Second
-	ctx, sys = e2e.StartSuite(o)
+	// kube-apiserver aggregates APIs, so that a spec can reach the
+	// console through it.
+	ctx, sys = e2e.StartSuite(o, func(env *envtest.Environment) error {
+		_, err := testenv.ConfigureAggregation(env, GinkgoT().TempDir())
+		return err
+	})
 
 	opts := agent.DefaultOptions()
 	opts.Log = logf.Log.WithName("agent")
 	opts.RenewInterval, opts.StartDelay, opts.MetricsInterval, opts.Tick = 500*time.Millisecond, 300*time.Millisecond, time.Second, 100*time.Millisecond
 	opts.FailImages = regexp.MustCompile("^broken")
+	opts.RuntimeProbeInterval, opts.Clock = time.Second, clock.RealClock{}
+	simOpts := opts
+	opts.NewRuntime = func(n agent.Node, i int) (agent.Runtime, error) {
+		rt := agent.NewSimRuntime(n, simOpts, i)
+		if n.Name == engineNode {
+			return stoppable{rt}, nil
+		}
+		return rt, nil
+	}
 	opts.Nodes = []agent.Node{
 		{Name: "edge-linux-01", Type: "linux", Arch: "amd64", Address: "10.0.0.1:7200"},
 		{Name: "edge-linux-02", Type: "linux", Arch: "arm64", Address: "10.0.0.2:7200"},
