@@ -156,7 +156,7 @@ undeploy: ## Remove the manager and its RBAC; never the CRDs (your objects) nor 
 NODES ?= 1000
 SERVICES ?= 5000
 CONCURRENCY ?= 4
-scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium and the requests/s of one open tab; AGENT_WATCHES=false: without a watch per node; last line: scale: nodes= instances= success_s= writes_per_instance= manager_rss_mib= facade_p99_ms=
+scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium, the requests/s and bytes/s of one open tab and the node list's size; AGENT_WATCHES=false: without a watch per node; last line: scale: nodes= instances= success_s= writes_per_instance= manager_rss_mib= facade_p99_ms=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES))
 
 .PHONY: chaos

@@ -60,8 +60,15 @@ func consoleCost(ctx context.Context, facadeURL string) (string, error) {
 		return "", err
 	}
 	first := time.Since(began)
-	count := func() (int, error) {
-		return chromedp.Run(browser, chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter(e => e.name.includes('/api/v1/')).length`))
+	// The facade's answers the page has read so far: how many, their
+	// bytes, and the largest node list.
+	type reads struct{ N, Bytes, NodeList int }
+	count := func() (reads, error) {
+		return chromedp.Run(browser, chromedp.Evaluate[reads](`(() => {
+			const es = performance.getEntriesByType('resource').filter(e => e.name.includes('/api/v1/'));
+			return {N: es.length, Bytes: es.reduce((a, e) => a + e.decodedBodySize, 0),
+				NodeList: Math.max(0, ...es.filter(e => new URL(e.name).pathname.endsWith('/api/v1/node')).map(e => e.decodedBodySize))};
+		})()`))
 	}
 	if _, err := chromedp.Run(browser, chromedp.Evaluate[any](`performance.setResourceTimingBufferSize(1000000)`)); err != nil {
 		return "", err
@@ -75,6 +82,7 @@ func consoleCost(ctx context.Context, facadeURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("console: first complete overview %.2f s after navigating; one open tab on the overview: %.2f facade requests/s over %v",
-		first.Seconds(), float64(n1-n0)/consoleWindow.Seconds(), consoleWindow), nil
+	secs := consoleWindow.Seconds()
+	return fmt.Sprintf("console: first complete overview %.2f s after navigating; one open tab on the overview: %.2f facade requests/s, %.1f KB/s over %v; the node list %.1f KB",
+		first.Seconds(), float64(n1.N-n0.N)/secs, float64(n1.Bytes-n0.Bytes)/secs/1000, consoleWindow, float64(n1.NodeList)/1000), nil
 }
