@@ -109,14 +109,14 @@ func (s *Server) listServicesByPath(r *http.Request) (any, error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	raw, aerr := queryPath(q)
-	if aerr != nil {
-		return nil, aerr
-	}
 	if !q.Has("path") {
 		return nil, badField("path", "is required")
 	}
-	list, err := s.servicesUnder(r.Context(), raw)
+	p, aerr := queryPath(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	list, err := s.servicesUnder(r.Context(), p)
 	if err != nil {
 		return nil, err
 	}

@@ -398,13 +398,16 @@ export const templates = {
       (r) => h('p', {}, `Created ${(r.provisionTmplList || []).length} template(s): `,
         (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `)))))),
   async load(_, signal) {
-    // Every open folder's entries; a folder gone since is closed.
+    // The entries of every open folder that shows (its parents open too);
+    // a folder gone since is closed.
+    const shows = (p) => p === '/' || (open.has(p) && shows(p.slice(0, p.lastIndexOf('/')) || '/'));
     const listing = new Map();
-    const paths = [...open];
+    const paths = [...open].filter(shows);
     const pages = await Promise.all(paths.map((p) => get('provision-template/path-label', { path: p, pageSize: folderPage }, signal)
       .catch((err) => { if (err.status === 404 && p !== '/') { open.delete(p); return null; } throw err; })));
     paths.forEach((p, i) => pages[i] && listing.set(p, pages[i]));
-    return h('section', { class: 'card' }, h('h2', {}, h('button', { type: 'button', class: 'link name' }, '/'), ` (${listing.get('/').total})`), branch('/', listing));
+    const root = listen(h('button', { type: 'button', class: 'link name', title: 'create in this folder' }, '/'), 'click', () => useFolder('/'));
+    return h('section', { class: 'card' }, h('h2', {}, root, ` (${listing.get('/').total})`), branch('/', listing));
   },
 };
 

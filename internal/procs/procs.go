@@ -79,15 +79,22 @@ func RSS(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS")
 }
 
+// statFields are the fields of /proc/<pid>/stat after the command name,
+// which may hold spaces and parentheses: the state is the first.
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:])), nil
+}
+
 // CPUTime is the user and system CPU time a process has used.
 func CPUTime(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name may hold spaces; the fields after it do not.
-	rest := string(data[strings.LastIndexByte(string(data), ')')+2:])
-	f := strings.Fields(rest)
 	if len(f) < 13 {
 		return 0, errors.New("short /proc stat")
 	}
@@ -98,6 +105,16 @@ func CPUTime(pid int) (time.Duration, error) {
 	}
 	// USER_HZ is 100 on every Linux the agent runs on.
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// Parent is a process's parent pid; 0 if it cannot be read.
+func Parent(pid int) int {
+	f, err := statFields(pid)
+	if err != nil || len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // WaitFor polls done every interval until it says yes, fails, or ctx ends.

@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -201,7 +202,7 @@ func pidOf(binary, arg string) (int, error) {
 		if filepath.Base(args[0]) != binary || !slices.Contains(args, arg) {
 			continue
 		}
-		if parentOf(pid) == os.Getpid() {
+		if procs.Parent(pid) == os.Getpid() {
 			return pid, nil
 		}
 		if found == 0 {
@@ -212,20 +213,4 @@ func pidOf(binary, arg string) (int, error) {
 		return 0, fmt.Errorf("no %s with %s", binary, arg)
 	}
 	return found, nil
-}
-
-// parentOf reads a process's parent from /proc; 0 if it cannot.
-func parentOf(pid int) int {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-	fields := strings.Fields(rest)
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
 }
