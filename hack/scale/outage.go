@@ -21,13 +21,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/procs"
 )
 
 // reconnect stops the API server (SIGSTOP) for d, as a WAN outage looks to
@@ -48,11 +48,11 @@ func reconnect(ctx context.Context, cfg *rest.Config, view cache.Cache, nodes, p
 	}
 	steady := (w1 - w0) / window.Seconds()
 	fmt.Printf("steady state: %.1f writes/s over %s; stopping the API server for %s\n", steady, window, d)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := procs.Pause(ctx, pid); err != nil {
 		return "", err
 	}
 	time.Sleep(d)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+	if err := procs.Resume(pid); err != nil {
 		return "", err
 	}
 	resumed := time.Now()

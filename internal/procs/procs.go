@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -79,19 +80,21 @@ func RSS(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS")
 }
 
-// statFields are the fields of /proc/<pid>/stat after the command name,
+// statFields are the fields of a /proc stat file after the command name,
 // which may hold spaces and parentheses: the state is the first.
-func statFields(pid int) ([]string, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+func statFields(file string) ([]string, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
 	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:])), nil
 }
 
+func statFile(pid int) string { return fmt.Sprintf("/proc/%d/stat", pid) }
+
 // CPUTime is the user and system CPU time a process has used.
 func CPUTime(pid int) (time.Duration, error) {
-	f, err := statFields(pid)
+	f, err := statFields(statFile(pid))
 	if err != nil {
 		return 0, err
 	}
@@ -109,12 +112,51 @@ func CPUTime(pid int) (time.Duration, error) {
 
 // Parent is a process's parent pid; 0 if it cannot be read.
 func Parent(pid int) int {
-	f, err := statFields(pid)
+	f, err := statFields(statFile(pid))
 	if err != nil || len(f) < 2 {
 		return 0
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
+}
+
+// Pause stops a process (SIGSTOP) and returns once every thread of it is
+// stopped. kill(2) returns before that: the kernel wakes one thread to
+// start the group stop, and on a busy machine the others may run on for
+// a while, long enough to answer a request sent right after.
+func Pause(ctx context.Context, pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return WaitFor(ctx, fmt.Sprintf("process %d to stop", pid), 2*time.Millisecond, func() (bool, error) {
+		return allStopped(pid)
+	})
+}
+
+// Resume continues a process that Pause stopped.
+func Resume(pid int) error {
+	return syscall.Kill(pid, syscall.SIGCONT)
+}
+
+// allStopped says whether every thread of a process is in the stopped state.
+func allStopped(pid int) (bool, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tasks {
+		f, err := statFields(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread exited
+		}
+		if err != nil {
+			return false, err
+		}
+		if len(f) == 0 || f[0] != "T" {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // WaitFor polls done every interval until it says yes, fails, or ctx ends.

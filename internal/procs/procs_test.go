@@ -58,3 +58,30 @@ func TestStop(t *testing.T) {
 		})
 	}
 }
+
+// TestPause returns only once the process is stopped, and Resume lets it
+// run again.
+func TestPause(t *testing.T) {
+	c, err := Start(context.Background(), t.TempDir(), "sleeper", "sleep", "60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := Pause(ctx, c.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := statFields(statFile(c.Process.Pid)); len(f) == 0 || f[0] != "T" {
+		t.Fatalf("state after Pause: %v, want T", f)
+	}
+	if err := Resume(c.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitFor(ctx, "the process to run", 2*time.Millisecond, func() (bool, error) {
+		stopped, err := allStopped(c.Process.Pid)
+		return !stopped, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,7 +28,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +44,7 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -67,14 +67,17 @@ func TestAPIServerOutage(t *testing.T) {
 	env, cfg, c, err := testenv.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	stopped := make(chan struct{})
+	started := false
 	defer func() {
 		cancel()
-		<-stopped // the manager first, so that it does not retry a gone API server
+		if started {
+			<-stopped // the manager first, so that it does not retry a gone API server
+		}
 		_ = env.Stop()
 	}()
 	pid, err := testenv.APIServerPID(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	resume := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	resume := func() { _ = procs.Resume(pid) }
 	defer resume()
 
 	o := controllers.DefaultOptions()
@@ -103,6 +106,7 @@ func TestAPIServerOutage(t *testing.T) {
 	srv, err := apiserver.New(mgr, ao)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mgr.Add(srv)).To(Succeed())
+	started = true
 	go func() { defer close(stopped); _ = mgr.Start(ctx) }()
 	g.Eventually(srv.Addr, 30*time.Second).ShouldNot(BeEmpty())
 	base := "http://" + srv.Addr()
@@ -149,7 +153,7 @@ func TestAPIServerOutage(t *testing.T) {
 	goroutines0, heap0 := sample()
 
 	t.Logf("stopping the API server (pid %d) for %s", pid, outage)
-	g.Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
+	g.Expect(procs.Pause(ctx, pid)).To(Succeed())
 	began := time.Now()
 	var readsOK, readsFailed, writes int
 	var slowestWrite time.Duration
