@@ -172,7 +172,7 @@ var _ = Describe("GET /api/v1/service/path", func() {
 	})
 
 	It("needs a well-formed path, and the route still refuses other methods", func() {
-		for _, q := range []string{"", query("path", "rel"), query("path", "/a/./b")} {
+		for _, q := range []string{"", "?path=", query("path", "rel"), query("path", "/a/./b"), "?path=/a&path=/b"} {
 			r := api("/api/v1/service/path" + q)
 			Expect(r.Status).To(Equal(http.StatusBadRequest), q)
 			Expect(r.FieldErrors).To(HaveKey("path"))

@@ -7,6 +7,7 @@ import { h, s } from './dom.js';
 export function ring({ label, part, whole, href, tone = 'good' }) {
   const r = 36, c = 2 * Math.PI * r;
   const share = whole > 0 ? part / whole : 0;
+  const text = percent(part, whole);
   return h('a', { class: 'card ring', href, 'aria-label': `${label}: ${part} of ${whole}` },
     s('svg', { viewBox: '0 0 100 100', width: 96, height: 96, 'aria-hidden': 'true' },
       s('circle', { cx: 50, cy: 50, r, class: 'ring-track' }),
@@ -14,10 +15,20 @@ export function ring({ label, part, whole, href, tone = 'good' }) {
         cx: 50, cy: 50, r, class: `ring-value tone-${tone}`,
         'stroke-dasharray': `${(share * c).toFixed(2)} ${c.toFixed(2)}`, transform: 'rotate(-90 50 50)',
       }),
-      s('text', { x: 50, y: 56, 'text-anchor': 'middle', class: 'ring-text' }, whole > 0 ? `${Math.round(share * 100)}%` : '—')),
+      s('text', { x: 50, y: 56, 'text-anchor': 'middle', class: `ring-text${text.length > 3 ? ' ring-text-long' : ''}` }, text)),
     h('div', {},
       h('div', { class: 'card-label' }, label),
       h('div', { class: 'card-figure' }, `${part} / ${whole}`)));
+}
+
+// percent is part of whole rounded to a whole percent, except that a few
+// never read as none nor all but a few as all: 3 of 1,004 is "<1%".
+export function percent(part, whole) {
+  if (whole <= 0) return '—';
+  const p = Math.round((part / whole) * 100);
+  if (p === 0 && part > 0) return '<1%';
+  if (p === 100 && part < whole) return '>99%';
+  return `${p}%`;
 }
 
 // bars is one stacked bar per row: [{label, parts: [{label, value, tone, href}]}].

@@ -110,6 +110,12 @@ var _ = Describe("The console", Ordered, func() {
 			Equal(fmt.Sprintf("%d success · %d deploying · %d failure", d["success"], d["deploying"], d["failure"])))
 		Expect(eval[int](`document.querySelectorAll('.grid a.cell').length`)).To(Equal(len(nodes)))
 		Expect(text(`#failed`)).To(ContainSubstring("broken"))
+		// A ring rounds to a whole percent, but a few online of many never
+		// reads as none, nor all but one as all.
+		shares, err := chromedp.Run(bounded(), chromedp.Evaluate[[]string](
+			`import('./charts.js').then((m) => [[0, 0], [0, 5], [3, 1004], [4, 5], [1003, 1004], [5, 5]].map(([p, w]) => m.percent(p, w)))`, chromedp.EvalAwaitPromise))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(shares).To(Equal([]string{"—", "0%", "<1%", "80%", ">99%", "100%"}))
 		screenshot("overview")
 	})
 
