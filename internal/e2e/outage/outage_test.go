@@ -176,7 +176,9 @@ func TestAPIServerOutage(t *testing.T) {
 		if i%10 == 0 {
 			code, took := call(http.MethodPost, "/api/v1/provision-template/path-label/folder", token, map[string]string{"path": "/", "name": fmt.Sprintf("during-%d", i)})
 			g.Expect(code).To(Equal(http.StatusServiceUnavailable), "a write during the outage")
-			g.Expect(took).To(BeNumerically("<", 5*time.Second), "a write answers 503 within 5 s")
+			// The server gives up after 4 s; the bound is loose for a busy machine,
+			// and only says the write does not hang until the client gives up.
+			g.Expect(took).To(BeNumerically("<", 15*time.Second), "a write answers 503, well before the client gives up")
 			slowestWrite = max(slowestWrite, took)
 			writes++
 		}
