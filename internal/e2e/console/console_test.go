@@ -168,7 +168,7 @@ var _ = Describe("The console", Ordered, func() {
 		open(fmt.Sprintf("#/service/%s?name=web", id))
 		Eventually(func() int { return eval[int](`document.querySelectorAll('.diff-pick tbody tr').length`) }).Should(Equal(2))
 		screenshot("service")
-		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`.diff-pick button[type=submit]`)), waitDrawn())).To(Succeed())
+		click(`.diff-pick button[type=submit]`)
 		Eventually(func() string { return eval[string](`location.hash`) }).Should(HavePrefix("#/diff?"))
 		changed := func() []string {
 			return eval[[]string](`[...document.querySelectorAll('table.diff tr.changed th')].map(th => th.textContent)`)
@@ -252,7 +252,7 @@ var _ = Describe("The console", Ordered, func() {
 		open("#/nodes?name=bulk")
 		Expect(text(".pager")).To(ContainSubstring("page 1 of 20 · 1000 in all"))
 		Expect(eval[[]string](rows)).To(Equal(contract(1)))
-		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`.pager a[rel=next]`)), waitDrawn())).To(Succeed())
+		click(`.pager a[rel=next]`)
 		Eventually(func() string { return text(".pager") }).Should(ContainSubstring("page 2 of 20"))
 		Expect(eval[[]string](rows)).To(Equal(contract(2)))
 		open("#/nodes?name=bulk&page=20")

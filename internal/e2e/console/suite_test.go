@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
@@ -227,12 +228,47 @@ func waitDrawn() chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(`.live[aria-busy="false"]`))
 }
 
-// text reads the visible text of the first element matching sel.
+// text reads the visible text of the first element matching sel. The page
+// redraws on its own every few seconds: a read that found the element just
+// before a redraw replaced it is tried again on the new one.
 func text(sel string) string {
 	GinkgoHelper()
-	s, err := chromedp.Run(bounded(), chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
+	var s string
+	var err error
+	for range 5 {
+		s, err = chromedp.Run(bounded(), chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
+		if !replaced(err) {
+			break
+		}
+	}
 	Expect(err).NotTo(HaveOccurred(), sel)
 	return s
+}
+
+// click clicks the first element matching sel in the live part, again on
+// the new element when a redraw replaced it first, then waits for the live
+// part to be drawn.
+func click(sel string) {
+	GinkgoHelper()
+	var err error
+	for range 5 {
+		if _, err = chromedp.Run(bounded(), chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); !replaced(err) {
+			break
+		}
+	}
+	Expect(err).NotTo(HaveOccurred(), sel)
+	Expect(chromedp.Do(bounded(), waitDrawn())).To(Succeed())
+}
+
+// replaced says the browser no longer knows a node it found: a redraw
+// removed it between the query and the read.
+func replaced(err error) bool {
+	var e *cdproto.Error
+	if !errors.As(err, &e) || e.Code != -32000 {
+		return false
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "node with given id") || strings.Contains(m, "could not compute box model")
 }
 
 // eval evaluates an expression in the page; the tests read the DOM with it.
