@@ -36,7 +36,13 @@ import (
 // every replica answers in its first seconds.
 func serveUnsynced(t *testing.T, method, path string, header http.Header) *httptest.ResponseRecorder {
 	t.Helper()
-	s := &Server{auth: allowAll{}, log: logr.Discard()}
+	return serveWith(t, Options{}, method, path, header)
+}
+
+// serveWith sends one request to an unsynced facade with these options.
+func serveWith(t *testing.T, opts Options, method, path string, header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	s := &Server{auth: allowAll{}, log: logr.Discard(), opts: opts}
 	req := httptest.NewRequest(method, "http://facade"+path, nil)
 	for k, v := range header {
 		req.Header[k] = v

@@ -24,20 +24,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/go-logr/logr"
 )
 
 func serveConsole(t *testing.T, on bool, method, path string, header http.Header) *httptest.ResponseRecorder {
 	t.Helper()
-	s := &Server{auth: allowAll{}, log: logr.Discard(), opts: Options{Console: on}}
-	req := httptest.NewRequest(method, "http://facade"+path, nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
-	return rec
+	return serveWith(t, Options{Console: on}, method, path, header)
 }
 
 func checkConsoleHeaders(t *testing.T, what string, rec *httptest.ResponseRecorder) {

@@ -109,19 +109,10 @@ func (s *Server) listServicesByPath(r *http.Request) (any, error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	// Checked as the delete checks its body: an empty path is refused, not
-	// read as the root.
-	fields := map[string]string{}
-	raw, ok := single(q, "path", fields)
-	if ok {
-		raw = checkPath(&raw, fields)
-	} else if len(fields) == 0 {
-		fields["path"] = "is required"
+	p, aerr := queryPath(q, true)
+	if aerr != nil {
+		return nil, aerr
 	}
-	if len(fields) > 0 {
-		return nil, badFields(fields)
-	}
-	p := raw
 	list, err := s.servicesUnder(r.Context(), p)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ func (s *Server) listFolder(r *http.Request) (any, error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	folder, aerr := queryPath(q)
+	folder, aerr := queryPath(q, false)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -95,18 +95,21 @@ func (s *Server) listFolder(r *http.Request) (any, error) {
 	return paginate(entries, p), nil
 }
 
-// queryPath reads the path query parameter of a read by path; / when it
-// is absent.
-func queryPath(q url.Values) (string, *apiError) {
+// queryPath reads the path query parameter of a read by path. Absent or
+// empty, it is the root, unless required: then absent is refused, and
+// empty is refused as the delete refuses it in its body.
+func queryPath(q url.Values, required bool) (string, *apiError) {
 	fields := map[string]string{}
-	raw, ok := single(q, "path", fields)
-	if len(fields) > 0 {
-		return "", badFields(fields)
-	}
-	if !ok || raw == "" {
+	p, ok := single(q, "path", fields)
+	switch {
+	case len(fields) > 0:
+	case !ok && required:
+		fields["path"] = "is required"
+	case !required && (!ok || p == ""):
 		return "/", nil
+	default:
+		p = checkPath(&p, fields)
 	}
-	p := checkPath(&raw, fields)
 	if len(fields) > 0 {
 		return "", badFields(fields)
 	}

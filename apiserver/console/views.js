@@ -165,10 +165,15 @@ function containerTable(list, empty) {
     empty);
 }
 
+// containersHead is the head of a page of one node's or one service's
+// containers: its name, and a search of them by key.
+const containersHead = (label, path) => (q, id) => h('div', {},
+  h('h1', {}, `${label} `, h('span', { class: 'name' }, q.name || id)),
+  searchForm(`${path}/${id}`, 'key', q.key, 'node, container or service name, or a status', { name: q.name }));
+
 export const node = {
   title: (q) => `Node ${q.name || ''}`,
-  head: (q, id) => h('div', {}, h('h1', {}, 'Node ', h('span', { class: 'name' }, q.name || id)),
-    searchForm(`/node/${id}`, 'key', q.key, 'node, container or service name, or a status', { name: q.name })),
+  head: containersHead('Node', '/node'),
   async load(q, signal, id) {
     const page = pageOf(q.page);
     const [found, res] = await Promise.all([
@@ -194,8 +199,7 @@ const fact = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
 
 export const service = {
   title: (q) => `Service ${q.name || ''}`,
-  head: (q, id) => h('div', {}, h('h1', {}, 'Service ', h('span', { class: 'name' }, q.name || id)),
-    searchForm(`/service/${id}`, 'key', q.key, 'node, container or service name, or a status', { name: q.name })),
+  head: containersHead('Service', '/service'),
   async load(q, signal, id) {
     const page = pageOf(q.page);
     const [res, records] = await Promise.all([
