@@ -80,7 +80,10 @@ func BenchmarkFacade(b *testing.B) {
 	must(b, mgr.Add(srv))
 	go func() { _ = mgr.Start(ctx) }()
 	var base string
-	for base == "" || httpGet(b, base+"/readyz") != http.StatusOK {
+	for deadline := time.Now().Add(time.Minute); base == "" || httpGet(b, base+"/readyz") != http.StatusOK; {
+		if time.Now().After(deadline) {
+			b.Fatal("the facade was not ready within a minute")
+		}
 		time.Sleep(50 * time.Millisecond)
 		if srv.Addr() != "" {
 			base = "http://" + srv.Addr()

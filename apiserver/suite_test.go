@@ -166,7 +166,11 @@ var _ = BeforeSuite(func() {
 	kubeURL = strings.TrimSuffix(cfg.Host, "/")
 	aggURL = kubeURL + apiserver.AggregatedPrefix
 	go renewLeases()
-	Eventually(func() int { return get(baseURL + "/readyz").Status }).Should(Equal(http.StatusOK))
+	// Each facade sets its own readiness once the cache and its indexes
+	// have synced.
+	for _, u := range []string{baseURL, authURL, tlsURL} {
+		Eventually(func() int { return get(u + "/readyz").Status }).Should(Equal(http.StatusOK), u)
+	}
 })
 
 var _ = AfterSuite(func() {

@@ -107,7 +107,9 @@ func BenchmarkConverge(b *testing.B) {
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme})
 	must(b, err)
 	go func() { _ = view.Start(ctx) }()
-	view.WaitForCacheSync(ctx)
+	if !view.WaitForCacheSync(ctx) {
+		b.Fatal("the benchmark's own watch did not sync")
+	}
 	go runInstantAgent(ctx, view, c, 100*time.Millisecond)
 	must(b, waitFor(ctx, view, services, ready(factor)))
 

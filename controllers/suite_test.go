@@ -127,6 +127,9 @@ func startManager(wrap func(client.Client) client.Client) func() {
 		defer close(done)
 		Expect(mgr.Start(mctx)).To(Succeed())
 	}()
+	// A manager whose informers have not synced would miss nothing, but a
+	// spec that races two managers must race two that watch.
+	Expect(mgr.GetCache().WaitForCacheSync(mctx)).To(BeTrue(), "the manager's cache syncs")
 	return func() {
 		mcancel()
 		<-done

@@ -6,26 +6,23 @@
 set -euo pipefail
 log() { echo "chromium: $*" >&2; }
 
-for c in "${CHROMIUM:-}" /usr/bin/chromium /usr/bin/chromium-browser; do
-  if [[ -n "$c" && -x "$c" ]]; then
+if [[ -n "${CHROMIUM:-}" ]]; then
+  [[ -x "$CHROMIUM" ]] || { log "CHROMIUM=$CHROMIUM is not an executable"; exit 1; }
+  echo "$CHROMIUM"
+  exit 0
+fi
+if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+  # Serialized with every other install of the project's scripts; waits
+  # for one that runs, and installs nothing when the packages are there.
+  "$(dirname "$0")/apt-install.sh" chromium fonts-dejavu-core
+  echo /usr/bin/chromium
+  exit 0
+fi
+for c in /usr/bin/chromium /usr/bin/chromium-browser; do
+  if [[ -x "$c" ]]; then
     echo "$c"
     exit 0
   fi
 done
-if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
-  log "no Chromium; install Debian's chromium package (as root: apt-get install chromium), set CHROMIUM to one, or set EDGEPLANE_SKIP_BROWSER=1 to skip the console's browser suite"
-  exit 1
-fi
-aptlog=$(mktemp)
-trap 'rm -f "$aptlog"' EXIT
-log "installing chromium from Debian packages"
-export DEBIAN_FRONTEND=noninteractive
-pkgs=(chromium fonts-dejavu-core)
-if ! apt-get install -y --no-install-recommends "${pkgs[@]}" >"$aptlog" 2>&1; then
-  apt-get update >>"$aptlog" 2>&1
-  apt-get install -y --no-install-recommends "${pkgs[@]}" >>"$aptlog" 2>&1 || {
-    cat "$aptlog" >&2
-    exit 1
-  }
-fi
-echo /usr/bin/chromium
+log "no Chromium; install Debian's chromium package (as root: apt-get install chromium), set CHROMIUM to one, or set EDGEPLANE_SKIP_BROWSER=1 to skip the console's browser suite"
+exit 1

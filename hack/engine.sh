@@ -17,7 +17,7 @@
 # vfs storage, and default rlimits below the hard limits of sandboxes that
 # refuse to raise them.
 # docker: Docker Engine (dockerd) with its own containerd, on a bridge of its
-# own (edgeplane0) and without touching iptables or sysctls, so it runs
+# own (ep<hash of DIR>) and without touching iptables or sysctls, so it runs
 # beside a host's Docker and leaves nothing behind; with live-restore, as
 # an edge device should run it, so containers outlive a daemon restart
 # (Podman's run under conmon, without a daemon).
@@ -35,33 +35,21 @@ podman_in() {
     CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" podman "$@"
 }
 
+# install_packages installs what the engine needs from Debian packages,
+# serialized with every other install of the project's scripts.
 install_packages() {
-  local missing=()
+  local pkgs=()
   if [[ "$kind" == podman ]]; then
-    command -v podman >/dev/null || missing+=(podman conmon netavark aardvark-dns catatonit iptables)
+    for p in podman conmon netavark aardvark-dns catatonit iptables; do pkgs+=("$p=podman"); done
   else
-    { command -v dockerd && command -v docker; } >/dev/null || missing+=(docker.io)
-    command -v ip >/dev/null || missing+=(iproute2)
+    pkgs+=(docker.io=dockerd iproute2=ip)
   fi
-  command -v runc >/dev/null || missing+=(runc)
-  command -v curl >/dev/null || missing+=(curl)
   # The image is one static binary: Debian's plain busybox is dynamic.
-  dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
-  [[ ${#missing[@]} -eq 0 ]] && return 0
-  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
-    log "missing: ${missing[*]}; install these Debian packages (as root: apt-get install ${missing[*]}), or set EDGEPLANE_SKIP_ENGINE=1 to skip the suites that need a container engine"
+  pkgs+=(runc=runc curl=curl busybox-static)
+  "$(dirname "$0")/apt-install.sh" "${pkgs[@]}" || {
+    log "the engine's packages are missing, or their install failed; set EDGEPLANE_SKIP_ENGINE=1 to skip the suites that need a container engine"
     exit 1
-  fi
-  log "installing ${missing[*]} from Debian packages"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y --no-install-recommends "${missing[@]}" >"$dir/apt.log" 2>&1; then
-    apt-get update >>"$dir/apt.log" 2>&1
-    apt-get install -y --no-install-recommends "${missing[@]}" >>"$dir/apt.log" 2>&1 || {
-      cat "$dir/apt.log" >&2
-      log "installing ${missing[*]} failed"
-      exit 1
-    }
-  fi
+  }
 }
 
 write_config() {
@@ -130,20 +118,33 @@ start_podman() {
 }
 
 start_docker() {
-  if ip link show edgeplane0 >/dev/null 2>&1; then
-    log "the bridge edgeplane0 exists: another private Docker engine is running; stop it first (hack/engine.sh stop DIR)"
-    exit 1
-  fi
-  ip link add edgeplane0 type bridge
-  ip addr add 10.213.0.1/24 dev edgeplane0
-  ip link set edgeplane0 up
-  echo edgeplane0 >"$dir/bridge"
+  # A bridge of this engine's own, named and numbered from its directory,
+  # so that engines of suites running side by side never share one. A
+  # bridge left by a killed run whose directory is gone is removed.
+  local sum bridge n
+  for b in $(ip -o link show type bridge 2>/dev/null | sed -n 's/^[0-9]*: \(ep[0-9a-f]\{8\}\)[:@].*/\1/p'); do
+    [[ -f "/run/edgeplane-engines/$b" && -d "$(cat "/run/edgeplane-engines/$b")" ]] || { ip link delete "$b" 2>/dev/null || true; rm -f "/run/edgeplane-engines/$b"; }
+  done
+  sum=$(echo -n "$dir" | sha256sum | cut -c1-8)
+  bridge="ep$sum"
+  mkdir -p /run/edgeplane-engines
+  echo "$dir" >"/run/edgeplane-engines/$bridge"
+  ip link add "$bridge" type bridge
+  # A /24 in 10.213.0.0/16 that no other interface uses, from the hash on.
+  n=$((16#${sum:0:2}))
+  for _ in $(seq 0 255); do
+    ip -4 -o addr show | grep -q " 10\.213\.$n\." || break
+    n=$(((n + 1) % 256))
+  done
+  ip addr add "10.213.$n.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  echo "$bridge" >"$dir/bridge"
   run_dockerd
 }
 
 run_dockerd() {
   setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/engine.pid" \
-    --host "unix://$dir/docker.sock" --bridge edgeplane0 --iptables=false --ip-forward=false --ip-masq=false \
+    --host "unix://$dir/docker.sock" --bridge "$(cat "$dir/bridge")" --iptables=false --ip-forward=false --ip-masq=false \
     --live-restore --default-ulimit nofile=4096:4096 --default-ulimit nproc=4096:4096 >>"$dir/engine.log" 2>&1 </dev/null &
 }
 
@@ -198,7 +199,10 @@ stop)
     fi
     stop_service
   fi
-  [[ ! -f "$dir/bridge" ]] || ip link delete "$(cat "$dir/bridge")" 2>/dev/null || true
+  if [[ -f "$dir/bridge" ]]; then
+    ip link delete "$(cat "$dir/bridge")" 2>/dev/null || true
+    rm -f "/run/edgeplane-engines/$(cat "$dir/bridge")"
+  fi
   # A container's mounts go with its removal; the engine's own may stay.
   grep -o " $dir/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$dir"

@@ -23,8 +23,20 @@ if [[ -x "$dir/kube-apiserver" && -x "$dir/etcd" && -x "$dir/kubectl" ]]; then
 fi
 
 log() { echo "envtest-assets: $*" >&2; }
-mkdir -p "$dir"
-work=$(mktemp -d)
+mkdir -p "$dir" "$CACHE_DIR/locks"
+# Suites run side by side (go test ./... without make): one builds, the
+# others wait for it and find the binaries. A build goes to a directory
+# in the cache and is renamed into place, so no one runs half a binary.
+exec 9>"$CACHE_DIR/locks/envtest.lock"
+if ! flock -n 9; then
+  log "another build of these binaries runs; waiting for it"
+  flock 9
+fi
+if [[ -x "$dir/kube-apiserver" && -x "$dir/etcd" && -x "$dir/kubectl" ]]; then
+  echo "$dir"
+  exit 0
+fi
+work=$(mktemp -d "$CACHE_DIR/envtest/.build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # Build output goes to a log that is shown only when a step fails.
 buildlog="$work/build.log"

@@ -14,11 +14,17 @@ esac
 
 bin="$CACHE_DIR/bin/$1-$version"
 if [[ ! -x "$bin" ]]; then
-  echo "tool: installing $1 $version" >&2
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  GOBIN="$tmp" GOFLAGS=-mod=mod GOWORK=off go install "$pkg@$version" >&2
-  mkdir -p "$(dirname "$bin")"
-  mv "$tmp/$1" "$bin"
+  # One install at a time; the others wait and find it. It is built in
+  # the cache's own directory and renamed into place.
+  mkdir -p "$CACHE_DIR/bin" "$CACHE_DIR/locks"
+  exec 9>"$CACHE_DIR/locks/tool-$1.lock"
+  flock 9
+  if [[ ! -x "$bin" ]]; then
+    echo "tool: installing $1 $version" >&2
+    tmp=$(mktemp -d "$CACHE_DIR/bin/.build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    GOBIN="$tmp" GOFLAGS=-mod=mod GOWORK=off go install "$pkg@$version" >&2
+    mv "$tmp/$1" "$bin"
+  fi
 fi
 echo "$bin"

@@ -23,6 +23,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -198,7 +199,9 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	go func() { _ = view.Start(ctx) }()
-	view.WaitForCacheSync(ctx)
+	if !view.WaitForCacheSync(ctx) {
+		return errors.New("the run's own watch did not sync")
+	}
 
 	began := time.Now()
 	if err := procs.WaitFor(ctx, "every node online", 500*time.Millisecond, func() (bool, error) {

@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,8 +61,10 @@ type Config struct {
 	// Changes spec changes are made at Rate per second, round robin.
 	Changes int
 	Rate    float64
-	// KillEvery is how often the leader is killed while changes are made.
+	// KillEvery is how often the leader is killed while changes are made;
+	// the storm goes on past Changes until MinKills kills were made.
 	KillEvery time.Duration
+	MinKills  int
 	// LeaseDuration is the managers' --leader-elect-lease-duration.
 	LeaseDuration time.Duration
 	// Timeout bounds the wait for convergence after the last kill.
@@ -137,7 +140,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	go func() { _ = view.Start(ctx) }()
-	view.WaitForCacheSync(ctx)
+	if !view.WaitForCacheSync(ctx) {
+		return res, errors.New("the test's own watch of services did not sync")
+	}
 
 	m := &managers{bin: filepath.Join(cfg.Bin, "manager"), dir: dir, kubeconfig: kubeconfig, lease: cfg.LeaseDuration}
 	defer m.stop()
@@ -145,6 +150,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err := m.start(ctx, i); err != nil {
 			return res, err
 		}
+	}
+	// Nothing changes before both replicas watch and one leads: a version
+	// superseded while no replica watched is the one loss the design
+	// admits, and a busy machine starts the binaries slowly.
+	if err := procs.WaitFor(ctx, "both replicas ready and a leader", 100*time.Millisecond, func() (bool, error) {
+		if !m.ready(ctx, 0) || !m.ready(ctx, 1) {
+			return false, nil
+		}
+		_, err := m.leader(ctx)
+		return err == nil, nil
+	}); err != nil {
+		return res, err
 	}
 	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig,
 		"--nodes", strconv.Itoa(cfg.Nodes), "--types", "linux", "--renew-interval", "1s", "--metrics-interval", "60s",
@@ -170,11 +187,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	logf("%d services created, %d changes at %.0f/s, the leader killed every %s", cfg.Services, cfg.Changes, cfg.Rate, cfg.KillEvery)
 
 	// The storm, and the killer beside it.
+	var kills atomic.Int32
 	stormDone := make(chan error, 1)
 	go func() {
 		tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
 		defer tick.Stop()
-		for i := range cfg.Changes {
+		for i := 0; ; i++ {
+			if i >= cfg.Changes && int(kills.Load()) >= cfg.MinKills {
+				res.Changes = i
+				break
+			}
 			<-tick.C
 			key := client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("chaos-%03d", i%cfg.Services)}
 			ref := edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i/cfg.Services+1))
@@ -192,9 +214,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		stormDone <- nil
 	}()
+	// The leader is killed every KillEvery, but only while the other
+	// replica watches: a kill then tests the failover, not the start-up.
 	var lastKill time.Time
-	kills := time.NewTicker(cfg.KillEvery)
-	defer kills.Stop()
+	nextKill := time.Now().Add(cfg.KillEvery)
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
 storm:
 	for {
 		select {
@@ -203,17 +228,19 @@ storm:
 				return res, err
 			}
 			break storm
-		case <-kills.C:
+		case now := <-poll.C:
+			if now.Before(nextKill) {
+				continue
+			}
 			i, err := m.leader(ctx)
-			if err != nil {
-				logf("no leader to kill: %v", err)
+			if err != nil || !m.ready(ctx, 1-i) {
 				continue
 			}
 			if err := m.kill(ctx, i); err != nil {
 				return res, err
 			}
-			lastKill = time.Now()
-			res.Kills++
+			lastKill, nextKill = time.Now(), time.Now().Add(cfg.KillEvery)
+			res.Kills = int(kills.Add(1))
 			logf("killed leader %d (kill %d)", i, res.Kills)
 		case <-ctx.Done():
 			return res, ctx.Err()
@@ -222,7 +249,7 @@ storm:
 	if lastKill.IsZero() {
 		lastKill = time.Now()
 	}
-	logf("%d changes made; waiting for convergence", cfg.Changes)
+	logf("%d changes made; waiting for convergence", res.Changes)
 
 	wait, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -303,12 +330,13 @@ func converged(ctx context.Context, c client.Client) (bool, error) {
 }
 
 // managers are the two replicas, each with plain-HTTP metrics to tell the
-// leader by. Only Run's goroutine uses them.
+// leader by and probes to tell a replica whose cache has synced. Only
+// Run's goroutine uses them.
 type managers struct {
 	bin, dir, kubeconfig string
 	lease                time.Duration
 	cmds                 [2]*exec.Cmd
-	metrics              [2]string
+	metrics, probes      [2]string
 	runs                 int
 }
 
@@ -326,18 +354,36 @@ func (m *managers) start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	probes, err := freeAddr()
+	if err != nil {
+		return err
+	}
 	m.runs++
 	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
 	cmd, err := procs.Start(ctx, m.dir, name, m.bin, "--kubeconfig", m.kubeconfig,
 		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
 		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
 		"--leader-elect-retry-period", (m.lease / 6).String(),
-		"--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", "0", "--api-bind-address", "0")
+		"--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", probes, "--api-bind-address", "0")
 	if err != nil {
 		return err
 	}
-	m.cmds[i], m.metrics[i] = cmd, addr
+	m.cmds[i], m.metrics[i], m.probes[i] = cmd, addr, probes
 	return nil
+}
+
+// ready says whether replica i's informers have synced (its /readyz):
+// from then on it watches services, leader or not.
+func (m *managers) ready(ctx context.Context, i int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.probes[i]+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // leader finds the replica that leads, by its leader_election_master_status.

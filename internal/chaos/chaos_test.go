@@ -45,7 +45,7 @@ func TestFailover(t *testing.T) {
 	defer cancel()
 	res, err := chaos.Run(ctx, chaos.Config{
 		Bin: bin, Services: 10, Factor: 2, Nodes: 6, Changes: 200, Rate: 20,
-		KillEvery: 4 * time.Second, LeaseDuration: 2 * time.Second, Timeout: 2 * time.Minute, Log: os.Stderr,
+		KillEvery: 4 * time.Second, MinKills: 2, LeaseDuration: 2 * time.Second, Timeout: 2 * time.Minute, Log: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)

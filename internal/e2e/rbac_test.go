@@ -95,7 +95,8 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		sa, err := client.New(saCfg, client.Options{Scheme: testenv.Scheme})
 		Expect(err).NotTo(HaveOccurred())
 		other := &edgev1alpha1.EdgeNode{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, other)).To(Succeed())
+		// Another agent of the suite registers it; specs run in any order.
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Name: "edge-linux-01"}, other) }).Should(Succeed())
 		patch := client.MergeFrom(other.DeepCopy())
 		other.Status.Containers = nil
 		Expect(apierrors.IsForbidden(sa.Status().Patch(ctx, other, patch))).To(BeTrue())

@@ -25,6 +25,7 @@ package edgechaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -306,7 +307,9 @@ func (r *run) watch(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	go func() { _ = view.Start(ctx) }()
-	view.WaitForCacheSync(ctx)
+	if !view.WaitForCacheSync(ctx) {
+		return errors.New("the run's own watch of services did not sync")
+	}
 	return nil
 }
 

@@ -44,9 +44,12 @@ func TestStop(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The interrupt must find the trap set.
-			for {
+			for deadline := time.Now().Add(30 * time.Second); ; {
 				if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
 					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the shell did not set its trap within 30 s")
 				}
 				time.Sleep(10 * time.Millisecond)
 			}

@@ -178,17 +178,16 @@ func EtcdPID(env *envtest.Environment) (int, error) {
 	return pidOf("etcd", "--listen-client-urls="+env.ControlPlane.Etcd.URL.String())
 }
 
-// pidOf finds a process by the base name of its binary and one argument.
-// envtest starts its servers as children of this process, and one of
-// them is preferred: under parallel test packages a server of another
-// package that is still exiting may carry the same port in its arguments,
-// and a test that stops the wrong process sees no outage at all.
+// pidOf finds a process by the base name of its binary and one argument,
+// among this process's children: envtest starts its servers so. Under
+// parallel test packages a server of another package (one still exiting,
+// say) may carry the same port in its arguments; stopping it would stop
+// another package's control plane, and this test would see no outage.
 func pidOf(binary, arg string) (int, error) {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
-	found := 0
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
@@ -199,18 +198,9 @@ func pidOf(binary, arg string) (int, error) {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if filepath.Base(args[0]) != binary || !slices.Contains(args, arg) {
-			continue
-		}
-		if procs.Parent(pid) == os.Getpid() {
+		if filepath.Base(args[0]) == binary && slices.Contains(args, arg) && procs.Parent(pid) == os.Getpid() {
 			return pid, nil
 		}
-		if found == 0 {
-			found = pid
-		}
 	}
-	if found == 0 {
-		return 0, fmt.Errorf("no %s with %s", binary, arg)
-	}
-	return found, nil
+	return 0, fmt.Errorf("no %s with %s among this process's children", binary, arg)
 }

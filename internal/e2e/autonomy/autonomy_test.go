@@ -235,8 +235,10 @@ var _ = Describe("An edge device", Ordered, func() {
 		Expect(kept).To(HaveLen(1))
 		file := filepath.Join(d.stateDir, "edge-auto-01.json")
 		Expect(os.WriteFile(file, []byte(`{"kind":"EdgeAgentState","version":1,"node":"edge-auto-01","checksum":"sha256:00","services":[]}`), 0o600)).To(Succeed())
+		lists := eng.lists.Load()
 		d.start()
 		Eventually(func() ([]string, error) { return filepath.Glob(file + ".bad-*") }).Should(HaveLen(1))
+		Eventually(eng.lists.Load).Should(BeNumerically(">", lists), "the agent acts on what the engine holds")
 		Consistently(func() []agent.Container { return eng.byTask()[instances("keeper")[0].TaskID] }, 2*time.Second).Should(
 			ConsistOf(HaveField("ID", kept[0].ID)), "no desired state at all, and still the container stays")
 		d.proxy.Restore()

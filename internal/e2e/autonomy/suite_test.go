@@ -61,8 +61,9 @@ type engine struct {
 	agent.Runtime
 	down atomic.Bool
 	mu   sync.Mutex
-	// calls counts the calls made while down, besides probes.
-	calls atomic.Int64
+	// calls counts the calls made while down, besides probes; lists
+	// counts every list, each the start of an agent's pass that converges.
+	calls, lists atomic.Int64
 }
 
 var errEngineDown = errors.New("dial unix /run/podman/podman.sock: connect: connection refused")
@@ -97,6 +98,7 @@ func (e *engine) Info(ctx context.Context) (agent.RuntimeInfo, error) {
 }
 
 func (e *engine) List(ctx context.Context) ([]agent.Container, error) {
+	e.lists.Add(1)
 	if err := e.failing(); err != nil {
 		return nil, err
 	}

@@ -17,8 +17,10 @@ limitations under the License.
 package console_test
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -125,6 +127,17 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		go func() { _ = mgr.Start(ctx) }()
 		Eventually(srv.Addr).ShouldNot(BeEmpty())
 		base = "https://" + srv.Addr()
+		// The browser comes only once the facade answers from a synced
+		// cache: an early 503 would be a console error no spec expects.
+		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+		Eventually(func() int {
+			resp, err := hc.Get(base + "/readyz")
+			if err != nil {
+				return 0
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode
+		}, "60s").Should(Equal(http.StatusOK))
 		_, port, err := net.SplitHostPort(srv.Addr())
 		Expect(err).NotTo(HaveOccurred())
 		portNum, err := strconv.Atoi(port)

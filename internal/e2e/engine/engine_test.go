@@ -29,6 +29,7 @@ import (
 	"github.com/moby/moby/client"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -175,6 +176,7 @@ func engineSpecs(kind string) {
 
 		n.stopAgent()
 		n.startAgent()
+		n.listed()
 		Consistently(func(g Gomega) {
 			g.Expect(managedIDs()).To(Equal(ids))
 			g.Expect(only(g, cache)["id"]).To(Equal(before["id"]))
@@ -237,6 +239,7 @@ func engineSpecs(kind string) {
 		Expect(sys.Client.Update(ctx, svc)).To(Succeed())
 
 		n.startAgent()
+		n.listed()
 		Consistently(func(g Gomega) {
 			g.Expect(managedIDs()).To(Equal(ids))
 			g.Expect(inspect(before["id"].(string)).State.Running).To(BeTrue())
@@ -320,13 +323,22 @@ func engineSpecs(kind string) {
 			Expect(sys.Client.Get(ctx, key(cache), svc)).To(Succeed())
 			svc.Spec.Config.Linux.Env = []string{fmt.Sprintf("KILL=%d", i)}
 			Expect(sys.Client.Update(ctx, svc)).To(Succeed())
-			agent := n.agentProcess()
-			// Somewhere in the agent's start, its list of the engine, the
-			// old container's stop and removal, or the new one's create
-			// and start.
-			time.Sleep(time.Duration(200+rand.IntN(2300)) * time.Millisecond)
-			Expect(agent.Process.Kill()).To(Succeed())
-			_ = agent.Wait()
+			started := time.Now()
+			proc := n.agentProcess()
+			// Once the process runs its node loop (its first Lease
+			// renewal, right before it lists the engine), somewhere in
+			// that list, the old container's stop and removal, or the new
+			// one's create and start. Timed from the renewal, not from
+			// the process's start, which a busy machine makes slow.
+			Eventually(func(g Gomega) {
+				lease := &coordinationv1.Lease{}
+				g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Namespace: agent.DefaultOptions().LeaseNamespace, Name: n.name}, lease)).To(Succeed())
+				g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
+				g.Expect(lease.Spec.RenewTime.After(started)).To(BeTrue())
+			}).WithPolling(20 * time.Millisecond).Should(Succeed(), "the agent process renews its Lease")
+			time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
+			Expect(proc.Process.Kill()).To(Succeed())
+			_ = proc.Wait()
 		}
 		n.startAgent()
 		Eventually(func(g Gomega) {

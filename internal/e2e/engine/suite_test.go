@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,8 +81,10 @@ type node struct {
 	// eng is the test's own client of the engine, to check what it runs
 	// and to act on it behind edgeplane's back.
 	eng *client.Client
-	// stopAgent stops the running agent.
+	// stopAgent stops the running agent; lists counts its lists of the
+	// engine, each the start of a pass that converges.
 	stopAgent func()
+	lists     *atomic.Int32
 	// The agent reaches the API server through proxy, which a test can
 	// cut, and keeps its state file in stateDir across restarts.
 	proxy    *testenv.Proxy
@@ -163,7 +166,9 @@ func (n *node) startAgent() {
 	o.RuntimeProbeInterval, o.StateDir = time.Second, n.stateDir
 	rt, err := docker.New(docker.Options{Endpoint: n.engine.Host, Registry: "edgeplane.local"})
 	Expect(err).NotTo(HaveOccurred())
-	o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return rt, nil }
+	counted := &listCounter{Runtime: rt}
+	n.lists = &counted.lists
+	o.NewRuntime = func(agent.Node, int) (agent.Runtime, error) { return counted, nil }
 	actx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -172,4 +177,23 @@ func (n *node) startAgent() {
 		_ = agent.Run(actx, n.cfg, o)
 	}()
 	n.stopAgent = func() { stop(); <-done }
+}
+
+// listCounter counts a runtime's lists: the node loop lists the engine
+// when it starts (and at each resync), then converges, so a count above
+// zero says a started agent has begun acting on what the engine holds.
+type listCounter struct {
+	agent.Runtime
+	lists atomic.Int32
+}
+
+func (r *listCounter) List(ctx context.Context) ([]agent.Container, error) {
+	r.lists.Add(1)
+	return r.Runtime.List(ctx)
+}
+
+// listed waits until the agent started last has listed the engine.
+func (n *node) listed() {
+	GinkgoHelper()
+	Eventually(n.lists.Load).Should(BeNumerically(">", 0), "the agent lists the engine")
 }

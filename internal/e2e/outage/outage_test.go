@@ -143,6 +143,15 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	code, _ := call(http.MethodPost, "/api/v1/provision-template/path-label/folder", token, map[string]string{"path": "/", "name": "before"})
 	g.Expect(code).To(Equal(http.StatusOK))
+	// The outage starts once the service is recorded and placed: the
+	// baseline below is then taken at rest, not while the controllers
+	// still start up.
+	g.Eventually(func(g Gomega) {
+		got := &edgev1alpha1.EdgeService{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), got)).To(Succeed())
+		g.Expect(got.Status.CurrentRecord).NotTo(BeEmpty())
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+	}, 30*time.Second).Should(Succeed())
 
 	sample := func() (int, uint64) {
 		runtime.GC()
