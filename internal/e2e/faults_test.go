@@ -42,17 +42,30 @@ var _ = Describe("The simulated runtime's scripted faults", func() {
 		o.CrashImages = regexp.MustCompile("^crashy@")
 		o.Silences = silences
 		actx, stop := context.WithCancel(ctx)
-		DeferCleanup(stop)
-		go func() { _ = agent.Run(actx, cfg, o) }()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = agent.Run(actx, cfg, o)
+		}()
+		// The node goes with its spec: a node left offline would count
+		// towards a partition of the suite's other nodes (controllers'
+		// zone rule) and hold instances that other specs expect to move.
+		DeferCleanup(func() {
+			stop()
+			<-done
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
+		})
 	}
 
 	It("restarts containers of crashing images", func() {
 		const node = "edge-fault-01"
 		faultAgent(node)
-		Expect(k8sClient.Create(ctx, &edgev1alpha1.EdgeService{
+		svc := &edgev1alpha1.EdgeService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "crashy"},
 			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/faults", Image: edgev1alpha1.ImageSpec{Ref: "crashy@1#linux"}}, Nodes: []string{node}},
-		})).To(Succeed())
+		}
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, svc))).To(Succeed()) })
 		Eventually(func() any {
 			c := containersOf("crashy")
 			if len(c) == 0 {
