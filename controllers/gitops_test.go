@@ -76,8 +76,9 @@ var _ = Describe("What a GitOps tool sees", func() {
 
 		By("an image change: InProgress again until the new revision runs")
 		svc = getService(ns, "web")
+		base := client.MergeFrom(svc.DeepCopy()) // the controller writes its status meanwhile
 		svc.Spec.Image.Ref = "app@2.0#linux"
-		Expect(k8sClient.Update(ctx, svc)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, svc, base)).To(Succeed())
 		Eventually(func() status.Status { return kstatusOf(svc) }).Should(Equal(status.InProgressStatus))
 
 		By("the new revision fails: Failed, Ready False with the reason")

@@ -202,8 +202,9 @@ var _ = Describe("An edge device", Ordered, func() {
 
 		By("meanwhile the cluster changes: keeper's image is updated, leaver is deleted")
 		keeper := get("keeper")
+		base := client.MergeFrom(keeper.DeepCopy()) // the controller writes its status meanwhile
 		keeper.Spec.Image.Ref = "keeper@2#linux"
-		Expect(sys.Client.Update(ctx, keeper)).To(Succeed())
+		Expect(sys.Client.Patch(ctx, keeper, base)).To(Succeed())
 		Expect(sys.Client.Delete(ctx, get("leaver"))).To(Succeed())
 
 		By("the agent starts with no API server to reach, from its state file")

@@ -119,8 +119,11 @@ func engineSpecs(kind string) {
 	It("replaces the container when the image changes, and adds a record", func() {
 		svc := &edgev1alpha1.EdgeService{}
 		Expect(sys.Client.Get(ctx, key(web), svc)).To(Succeed())
+		// A patch: the controller writes the status meanwhile, and an update of
+		// what was read would conflict with it.
+		base := ctrlclient.MergeFrom(svc.DeepCopy())
 		svc.Spec.Image.Ref = "box@2#linux"
-		Expect(sys.Client.Update(ctx, svc)).To(Succeed())
+		Expect(sys.Client.Patch(ctx, svc, base)).To(Succeed())
 		var second map[string]any
 		Eventually(func(g Gomega) {
 			c := only(g, web)
@@ -235,8 +238,11 @@ func engineSpecs(kind string) {
 		n.proxy.Cut()
 		svc := &edgev1alpha1.EdgeService{}
 		Expect(sys.Client.Get(ctx, key(cache), svc)).To(Succeed())
+		// A patch: the controller writes the status meanwhile, and an update of
+		// what was read would conflict with it.
+		base := ctrlclient.MergeFrom(svc.DeepCopy())
 		svc.Spec.Config.Linux.Env = []string{"MODE=offline-change"}
-		Expect(sys.Client.Update(ctx, svc)).To(Succeed())
+		Expect(sys.Client.Patch(ctx, svc, base)).To(Succeed())
 
 		n.startAgent()
 		n.listed()
@@ -321,8 +327,11 @@ func engineSpecs(kind string) {
 		for i := range kills {
 			svc := &edgev1alpha1.EdgeService{}
 			Expect(sys.Client.Get(ctx, key(cache), svc)).To(Succeed())
+			// A patch: the controller writes the status meanwhile, and an update of
+			// what was read would conflict with it.
+			base := ctrlclient.MergeFrom(svc.DeepCopy())
 			svc.Spec.Config.Linux.Env = []string{fmt.Sprintf("KILL=%d", i)}
-			Expect(sys.Client.Update(ctx, svc)).To(Succeed())
+			Expect(sys.Client.Patch(ctx, svc, base)).To(Succeed())
 			started := time.Now()
 			proc := n.agentProcess()
 			// Once the process runs its node loop (its first Lease
