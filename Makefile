@@ -164,7 +164,7 @@ chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading mana
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
 
 .PHONY: chaos-edge
-chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s while the real agent's link is cut 10 times, its engine restarted 5 times and the agent SIGKILLed 10 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= duplicates= orphans= lost_changes= converge_s=
+chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s, every replacement pulling its image (2 s on simulated nodes, from a registry on the real one), while the real agent's link is cut 10 times, its engine restarted 5 times, the agent SIGKILLed 10 times and its registry link stalled 5 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= pull_stalls= duplicates= orphans= lost_changes= converge_s=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
 
 .PHONY: scale-curve

@@ -63,6 +63,16 @@ type container struct {
 	ImageVersion    string       `json:"imageVersion"`
 	ImageOS         string       `json:"imageOS"`
 	ImageArch       string       `json:"imageArch"`
+	// ImagePull, beyond the contract: the pull an instance waits on.
+	ImagePull *imagePull `json:"imagePull"`
+}
+
+// imagePull is how far the pull an instance waits on has come.
+type imagePull struct {
+	Image      string `json:"image"`
+	Queued     bool   `json:"queued"`
+	BytesDone  int64  `json:"bytesDone"`
+	BytesTotal int64  `json:"bytesTotal"`
 }
 
 // cpuUsage's Cores alias the node's report: nothing writes them.
@@ -260,6 +270,9 @@ func toContainer(in instance, now time.Time) container {
 		}
 		if obs.Image != "" {
 			ref = obs.Image // the image the container actually runs
+		}
+		if p := obs.ImagePull; p != nil && obs.Revision == inst.Revision {
+			c.ImagePull = &imagePull{Image: p.Image, Queued: p.Queued, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal}
 		}
 	}
 	c.CreatedTime = created

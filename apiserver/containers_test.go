@@ -78,13 +78,21 @@ var _ = Describe("Containers", Ordered, func() {
 		Expect(c["status"]).To(BeNil(), "unknown until the agent reports")
 		Expect(c["uptime"]).To(BeNumerically("==", 0))
 
+		By("carrying, beyond the contract, how far the pull it waits on has come")
+		report(linux, edgev1alpha1.ObservedContainer{Name: inst.Name, TaskID: inst.TaskID, Revision: 1,
+			ImagePull: &edgev1alpha1.ImagePull{Image: "registry.local/shop/web:1.2", BytesDone: 3 << 20, BytesTotal: 8 << 20}})
+		Eventually(func() any { api("/api/v1/container/" + inst.TaskID).into(&c); return c["imagePull"] }).Should(Equal(map[string]any{
+			"image": "registry.local/shop/web:1.2", "queued": false, "bytesDone": float64(3 << 20), "bytesTotal": float64(8 << 20)}))
+		Expect(c["deployStatus"]).To(Equal("deploying"))
+		Expect(c["id"]).To(BeEmpty(), "no container yet")
+
 		obs := running(inst, 1, started)
 		report(linux, obs, edgev1alpha1.ObservedContainer{Name: "unmanaged", ID: "rt-x", State: edgev1alpha1.ContainerExited})
 		Eventually(func() any { api("/api/v1/container/" + inst.TaskID).into(&c); return c["deployStatus"] }).Should(Equal("success"))
 
 		svc, node := getService("web"), getNode("ct-linux")
 		inst = instanceOn(web, "ct-linux")
-		Expect(c).To(HaveLen(29), "every Container field of the contract: %v", c)
+		Expect(c).To(HaveLen(30), "every Container field of the contract, and edgeplane's imagePull: %v", c)
 		Expect(c).To(MatchKeys(0, Keys{
 			"id": Equal(obs.ID), "taskId": Equal(inst.TaskID), "name": Equal(inst.Name), "status": Equal("running"),
 			"uptime":          BeNumerically("~", time.Since(started.Time).Seconds(), 5),
@@ -99,6 +107,7 @@ var _ = Describe("Containers", Ordered, func() {
 			"serviceId": Equal(string(svc.UID)), "serviceName": Equal("web"),
 			"nodeId": Equal(string(node.UID)), "address": Equal("10.3.0.7:7200"), "nodeName": Equal("ct-linux"), "nodeArch": Equal("amd64"),
 			"imageId": Equal("sha256:abc"), "imageName": Equal("shop/web"), "imageVersion": Equal("1.2"), "imageOS": Equal("linux"), "imageArch": Equal("arm64"),
+			"imagePull": BeNil(),
 		}))
 	})
 

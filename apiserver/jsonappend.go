@@ -116,6 +116,16 @@ func (c *container) appendJSON(b []byte) []byte {
 	b = strField(b, `,"imageVersion":`, c.ImageVersion)
 	b = strField(b, `,"imageOS":`, c.ImageOS)
 	b = strField(b, `,"imageArch":`, c.ImageArch)
+	b = append(b, `,"imagePull":`...)
+	if p := c.ImagePull; p == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strField(append(b, '{'), `"image":`, p.Image)
+		b = strconv.AppendBool(append(b, `,"queued":`...), p.Queued)
+		b = intField(b, `,"bytesDone":`, p.BytesDone)
+		b = intField(b, `,"bytesTotal":`, p.BytesTotal)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -216,8 +216,62 @@ func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]
 	want.ObservedGeneration = svc.Generation
 	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
 	want.Containers = follow(svc, p.instances, nodes, current.Spec.Revision)
-	setServiceConditions(svc, want, p, now)
+	setServiceConditions(svc, want, p, pullProgress(pullsOf(want.Containers, nodes)), now)
 	return want
+}
+
+// pullsOf returns the pulls the service's instances wait on, as their
+// nodes' agents report them.
+func pullsOf(instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode) []instancePull {
+	var out []instancePull
+	for _, inst := range instances {
+		if obs := observed(nodes, inst); obs != nil && obs.ImagePull != nil && obs.Revision == inst.Revision {
+			out = append(out, instancePull{node: inst.NodeName, pull: *obs.ImagePull})
+		}
+	}
+	return out
+}
+
+// instancePull is an image pull one instance waits on.
+type instancePull struct {
+	node string
+	pull edgev1alpha1.ImagePull
+}
+
+// pullProgress says how far the pulls of a rollout have come, for the
+// Progressing condition: one pull by name and node, several summed.
+func pullProgress(pulls []instancePull) string {
+	if len(pulls) == 0 {
+		return ""
+	}
+	var done, total int64
+	queued := 0
+	for _, p := range pulls {
+		done, total = done+p.pull.BytesDone, total+p.pull.BytesTotal
+		if p.pull.Queued {
+			queued++
+		}
+	}
+	if len(pulls) == 1 {
+		p := pulls[0]
+		if p.pull.Queued {
+			return fmt.Sprintf("image %s waits for a pull slot on node %s", p.pull.Image, p.node)
+		}
+		return fmt.Sprintf("pulling image %s on node %s: %s", p.pull.Image, p.node, bytesOf(done, total))
+	}
+	msg := fmt.Sprintf("%d instances wait on image pulls: %s", len(pulls), bytesOf(done, total))
+	if queued > 0 {
+		msg += fmt.Sprintf(", %d of them queued", queued)
+	}
+	return msg
+}
+
+// bytesOf is received of total, in MB with one decimal.
+func bytesOf(done, total int64) string {
+	if total <= 0 {
+		return fmt.Sprintf("%.1f MB received", float64(done)/1e6)
+	}
+	return fmt.Sprintf("%.1f of %.1f MB (%d%%)", float64(done)/1e6, float64(total)/1e6, done*100/total)
 }
 
 // follow moves each instance to the current revision and reads its
@@ -255,7 +309,7 @@ func follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInsta
 
 // setServiceConditions derives replicas and the Available, Progressing and
 // Degraded conditions.
-func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement, now time.Time) {
+func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement, pulls string, now time.Time) {
 	st.Replicas, st.ReadyReplicas = p.desired, 0
 	deploying := 0
 	var failed []string
@@ -286,8 +340,11 @@ func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeSe
 			fmt.Sprintf("%d of %d instances run revision %d.", st.ReadyReplicas, st.Replicas, st.Revision))
 	}
 	if deploying > 0 {
-		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying,
-			fmt.Sprintf("%d instances are being deployed at revision %d.", deploying, st.Revision))
+		msg := fmt.Sprintf("%d instances are being deployed at revision %d.", deploying, st.Revision)
+		if pulls != "" {
+			msg = strings.TrimSuffix(msg, ".") + "; " + pulls + "."
+		}
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying, msg)
 	} else {
 		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete,
 			fmt.Sprintf("No instance is being deployed; revision %d is current.", st.Revision))

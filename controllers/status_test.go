@@ -92,7 +92,7 @@ func TestServiceConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
 			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2, Containers: tc.instances}
-			setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems}, t0)
+			setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems}, "", t0)
 			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
 			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
 				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
@@ -292,6 +292,30 @@ func TestNodeReady(t *testing.T) {
 			status, gotReason, msg := nodeReady(tc.state, reason, "lease", tc.runtime)
 			if status != tc.wantStatus || gotReason != tc.wantReason || msg != tc.wantMessage {
 				t.Fatalf("got %s %s %q; want %s %s %q", status, gotReason, msg, tc.wantStatus, tc.wantReason, tc.wantMessage)
+			}
+		})
+	}
+}
+
+func TestPullProgress(t *testing.T) {
+	pull := func(node, image string, done, total int64, queued bool) instancePull {
+		return instancePull{node: node, pull: edgev1alpha1.ImagePull{Image: image, BytesDone: done, BytesTotal: total, Queued: queued}}
+	}
+	for _, tc := range []struct {
+		name  string
+		pulls []instancePull
+		want  string
+	}{
+		{"none", nil, ""},
+		{"one", []instancePull{pull("edge-01", "reg/app:2", 3_200_000, 10_000_000, false)}, "pulling image reg/app:2 on node edge-01: 3.2 of 10.0 MB (32%)"},
+		{"one, size not known yet", []instancePull{pull("edge-01", "reg/app:2", 0, 0, false)}, "pulling image reg/app:2 on node edge-01: 0.0 MB received"},
+		{"one, queued", []instancePull{pull("edge-01", "reg/app:2", 0, 0, true)}, "image reg/app:2 waits for a pull slot on node edge-01"},
+		{"several, summed", []instancePull{pull("a", "x:1", 1_000_000, 4_000_000, false), pull("b", "x:1", 3_000_000, 4_000_000, false), pull("c", "x:1", 0, 0, true)},
+			"3 instances wait on image pulls: 4.0 of 8.0 MB (50%), 1 of them queued"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pullProgress(tc.pulls); got != tc.want {
+				t.Fatalf("pullProgress = %q, want %q", got, tc.want)
 			}
 		})
 	}

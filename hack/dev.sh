@@ -58,7 +58,7 @@ bin/manager --kubeconfig "$KUBECONFIG" --controllers=false --metrics-bind-addres
   --tls-cert-file "$dir/facade-tls/tls.crt" --tls-private-key-file "$dir/facade-tls/tls.key" \
   --apiservice v1.facade.edge.edgeplane.io >"$dir/aggregated.log" 2>&1 &
 pids+=($!)
-bin/edge-agent --kubeconfig "$KUBECONFIG" --nodes "$nodes" --types linux,sylixos --arches amd64,arm64 \
+bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime sim --nodes "$nodes" --types linux,sylixos --arches amd64,arm64 \
   --labels site=plant-a --renew-interval 5s --start-delay 2s --metrics-interval 5s --fail-images '^broken' >"$dir/agent.log" 2>&1 &
 pids+=($!)
 

@@ -206,6 +206,34 @@ type ObservedContainer struct {
 	// size is the disk use.
 	// +optional
 	Size *SizeUsage `json:"size,omitempty"`
+
+	// imagePull is the pull of the instance's image while the instance
+	// waits on it, before its container exists.
+	// +optional
+	ImagePull *ImagePull `json:"imagePull,omitempty"`
+}
+
+// ImagePull is how far the pull of an image has come.
+type ImagePull struct {
+	// image is the engine's name of the image.
+	// +required
+	// +kubebuilder:validation:MaxLength=255
+	Image string `json:"image"`
+
+	// queued says the pull waits for one of the node's pull slots
+	// (the agent's --max-parallel-image-pulls).
+	// +optional
+	Queued bool `json:"queued,omitempty"`
+
+	// bytesDone is how many bytes of the image's layers have arrived.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BytesDone int64 `json:"bytesDone,omitempty"`
+
+	// bytesTotal is the size of the layers whose size is known so far.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BytesTotal int64 `json:"bytesTotal,omitempty"`
 }
 
 // EdgeNodeStatus is the observed state of an edge node. The agent writes

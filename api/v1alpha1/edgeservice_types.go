@@ -163,6 +163,7 @@ type EdgeServiceStatus struct {
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.conditions[?(@.type=="Progressing")].message`
 // +kubebuilder:printcolumn:name="Deployed",type=integer,JSONPath=`.status.deployedRevision`,priority=1
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`,priority=1
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`,priority=1

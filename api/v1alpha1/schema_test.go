@@ -139,7 +139,7 @@ var _ = Describe("Samples", func() {
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "STATUS", "TYPE", "ARCH", "RUNTIME", "RUNNING", "TOTAL", "AGE"}))
 		out, err = kubectl("get", "es", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "POLICY", "READY", "AVAILABLE", "DESIRED", "REVISION", "AGE"}))
+		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "POLICY", "READY", "AVAILABLE", "DESIRED", "REVISION", "PROGRESS", "AGE"}))
 		out, err = kubectl("get", "dr", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "SERVICE", "REVISION", "IMAGE", "AGE"}))

@@ -159,7 +159,8 @@ function containerTable(list, empty) {
       h('a', { href: link(`/service/${c.serviceId}`, { name: c.serviceName }) }, c.serviceName),
       h('a', { href: link(`/node/${c.nodeId}`, { name: c.nodeName }) }, c.nodeName),
       badge(c.status, { running: 'good', exited: 'bad', created: 'busy', paused: 'busy' }),
-      h('span', {}, badge(c.deployStatus, deployTone), c.failedMessage ? h('span', { class: 'failed-inline' }, ` ${c.failedMessage}`) : null),
+      h('span', {}, badge(c.deployStatus, deployTone), c.failedMessage ? h('span', { class: 'failed-inline' }, ` ${c.failedMessage}`) : null,
+        c.imagePull ? h('span', { class: 'pull-inline' }, ` ${pullText(c.imagePull)}`) : null),
       String(c.restartCnt ?? '—'), duration(c.uptime),
       c.cpuUsage ? `${c.cpuUsage.total}%` : '—', `${bytes(c.memoryUsage)} / ${bytes(c.memoryLimit)}`]),
     empty);
@@ -223,7 +224,14 @@ export const service = {
   },
 };
 
-const containerFields = ['id', 'taskId', 'name', 'status', 'deployStatus', 'failedMessage', 'uptime', 'startedTime', 'createdTime',
+// pullText says how far the pull an instance waits on has come.
+export function pullText(p) {
+  if (p.queued) return `waiting for a pull slot: ${p.image}`;
+  const of = p.bytesTotal > 0 ? ` of ${bytes(p.bytesTotal)} (${Math.floor((100 * p.bytesDone) / p.bytesTotal)}%)` : '';
+  return `pulling ${p.image}: ${bytes(p.bytesDone)}${of}`;
+}
+
+const containerFields = ['id', 'taskId', 'name', 'status', 'deployStatus', 'failedMessage', 'imagePull', 'uptime', 'startedTime', 'createdTime',
   'taskCreatedTime', 'restartCnt', 'deployNum', 'cpuUsage', 'memoryLimit', 'memoryUsage', 'memoryMaxUsage', 'sizeUsage', 'sizeLimit',
   'serviceId', 'serviceName', 'nodeId', 'address', 'nodeName', 'nodeArch', 'imageId', 'imageName', 'imageVersion', 'imageOS', 'imageArch'];
 
@@ -231,6 +239,7 @@ function show(k, v) {
   if (v === null || v === undefined) return k === 'status' ? 'unknown' : '—';
   if (k.startsWith('memory') || k.startsWith('size')) return `${v} (${bytes(v)})`;
   if (k === 'uptime') return `${v} (${duration(v)})`;
+  if (k === 'imagePull') return pullText(v);
   if (k === 'cpuUsage') return `${v.total}%${Array.isArray(v.cores) && v.cores.length ? ` (cores: ${v.cores.join(', ')})` : ''}`;
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
@@ -243,6 +252,8 @@ export const container = {
     const c = await get(`container/${encodeURIComponent(id)}`, {}, signal);
     return h('div', {},
       c.failedMessage ? h('div', { class: 'alert', role: 'alert' }, h('strong', {}, 'Failed: '), c.failedMessage) : null,
+      c.imagePull ? h('div', { class: 'pull', role: 'status' },
+        h('progress', { max: String(c.imagePull.bytesTotal || 1), value: String(c.imagePull.bytesDone) }), ` ${pullText(c.imagePull)}`) : null,
       h('p', {}, 'Service ', h('a', { href: link(`/service/${c.serviceId}`, { name: c.serviceName }) }, c.serviceName),
         ' on node ', h('a', { href: link(`/node/${c.nodeId}`, { name: c.nodeName }) }, c.nodeName)),
       h('dl', { class: 'facts' }, containerFields.map((k) => fact(k, k === 'deployStatus' ? badge(c[k], deployTone) : show(k, c[k])))));

@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command edge-agent is the reference edge agent. With --runtime=docker it
-// runs one node's containers on a Docker Engine API (Docker or Podman);
-// with --runtime=sim it simulates one node, or many (--nodes) as a load
-// generator.
+// Command edge-agent is the reference edge agent. By default
+// (--runtime=docker) it runs one node's containers on a Docker Engine API
+// (Docker or Podman); with --runtime=sim it simulates one node, or many
+// (--nodes) as a load generator, for make dev, tests and scale runs.
 package main
 
 import (
@@ -40,6 +40,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/docker"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/internal/version"
 )
 
@@ -60,8 +61,10 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("edge-agent", flag.ContinueOnError)
 	o := agent.DefaultOptions()
+	so := sim.DefaultOptions()
 	var (
 		runtime, name, prefix, types, arches, labelList, failImages, crashImages, printRBAC string
+		slowPulls, stallPulls                                                               string
 		address, endpoint, registry, pprofAddr, stateDir                                    string
 		count                                                                               int
 		qps                                                                                 float64
@@ -69,7 +72,9 @@ func run(ctx context.Context, args []string) error {
 		silences                                                                            listFlag
 		showVersion                                                                         bool
 	)
-	fs.StringVar(&runtime, "runtime", "sim", "Container runtime: docker (the Docker Engine API of Docker or Podman) or sim (simulated nodes).")
+	fs.StringVar(&runtime, "runtime", "docker", "Container runtime: docker (the Docker Engine API of Docker or Podman), or sim (simulated nodes, for development, tests and scale runs).")
+	fs.IntVar(&o.MaxParallelImagePulls, "max-parallel-image-pulls", o.MaxParallelImagePulls, "Pulls of one node at once; 1 pulls one image at a time. Instances of one image share one pull.")
+	fs.DurationVar(&o.ImagePullProgressDeadline, "image-pull-progress-deadline", o.ImagePullProgressDeadline, "A pull that makes no progress for this long is cut, and tried again after a back-off.")
 	fs.StringVar(&endpoint, "runtime-endpoint", "", "docker: the engine's API address, e.g. unix:///run/podman/podman.sock; empty means DOCKER_HOST, else unix:///var/run/docker.sock.")
 	fs.StringVar(&stateDir, "state-dir", defaultStateDir, "Directory of the state file (<node>.json) that keeps the node's last desired state, to start from while the API server cannot be reached; with --runtime=sim it is kept only when this flag is given. Empty keeps none.")
 	fs.DurationVar(&o.RuntimeProbeInterval, "runtime-probe-interval", o.RuntimeProbeInterval, "How often the engine is pinged; the node's RuntimeReady condition follows within one probe.")
@@ -89,13 +94,16 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the nodes' Leases.")
 	fs.DurationVar(&o.LeaseDuration, "lease-duration", o.LeaseDuration, "Duration written into each Lease.")
 	fs.DurationVar(&o.RenewInterval, "renew-interval", o.RenewInterval, "How often each node renews its Lease.")
-	fs.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "How long a simulated container stays created before it runs.")
+	fs.DurationVar(&so.StartDelay, "start-delay", so.StartDelay, "sim: how long a simulated container stays created before it runs.")
+	fs.StringVar(&slowPulls, "slow-pulls", "", "sim: regular expression: images of matching refs are absent, and a pull of one takes --pull-time.")
+	fs.DurationVar(&so.PullTime, "pull-time", so.PullTime, "sim: how long a pull of a --slow-pulls image takes.")
+	fs.StringVar(&stallPulls, "stall-pulls", "", "sim: regular expression: images of matching refs are absent, and a pull of one never makes progress.")
 	fs.DurationVar(&o.MetricsInterval, "metrics-interval", o.MetricsInterval, "How often cpu, memory and size figures are refreshed and reported; state changes are reported at once, and take figures half an interval old or more along.")
 	fs.DurationVar(&o.Tick, "tick", o.Tick, "How often each node looks at its services.")
-	fs.IntVar(&o.SystemContainers, "system-containers", o.SystemContainers, "Containers outside any EdgeService on each node.")
-	fs.StringVar(&failImages, "fail-images", "", "Regular expression: containers of matching image refs fail to start.")
-	fs.StringVar(&crashImages, "crash-images", "", "Regular expression: containers of matching image refs restart at every metrics refresh.")
-	fs.Var(&silences, "silence", "node:after:for, e.g. edge-linux-01:30s:1m: the node goes silent (no Lease, no report) for a while. Repeatable.")
+	fs.IntVar(&so.SystemContainers, "system-containers", so.SystemContainers, "sim: containers outside any EdgeService on each node.")
+	fs.StringVar(&failImages, "fail-images", "", "sim: regular expression: containers of matching image refs fail to start.")
+	fs.StringVar(&crashImages, "crash-images", "", "sim: regular expression: containers of matching image refs restart at every metrics refresh.")
+	fs.Var(&silences, "silence", "sim: node:after:for, e.g. edge-linux-01:30s:1m: the node goes silent (no Lease, no report) for a while. Repeatable.")
 	fs.Float64Var(&qps, "kube-api-qps", 20, "Queries per second to the API server, for all nodes together.")
 	fs.IntVar(&burst, "kube-api-burst", 40, "Burst of queries above --kube-api-qps.")
 	fs.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's /debug/pprof profiles bind to, unauthenticated: bind it to localhost. Empty disables it.")
@@ -114,15 +122,44 @@ func run(ctx context.Context, args []string) error {
 		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
 		return nil
 	}
-	stateSet := false
-	fs.Visit(func(f *flag.Flag) { stateSet = stateSet || f.Name == "state-dir" })
 	o.StateDir = stateDir
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	o.Log = ctrl.Log.WithName("edge-agent")
+	var simSilences []sim.Silence
 	switch runtime {
 	case "sim":
-		if !stateSet {
+		if !flagSet(fs, "state-dir") {
 			o.StateDir = "" // simulated containers do not outlive the process
 		}
+		var err error
+		for _, re := range []struct {
+			flag, v string
+			to      **regexp.Regexp
+		}{{"fail-images", failImages, &so.FailImages}, {"crash-images", crashImages, &so.CrashImages}, {"slow-pulls", slowPulls, &so.SlowPulls}, {"stall-pulls", stallPulls, &so.StallPulls}} {
+			if *re.to, err = optionalRegexp(re.v); err != nil {
+				return fmt.Errorf("--%s: %w", re.flag, err)
+			}
+		}
+		for _, s := range silences {
+			parts := strings.Split(s, ":")
+			if len(parts) != 3 {
+				return fmt.Errorf("--silence %q: want node:after:for", s)
+			}
+			after, err1 := time.ParseDuration(parts[1])
+			dur, err2 := time.ParseDuration(parts[2])
+			if err := errors.Join(err1, err2); err != nil {
+				return fmt.Errorf("--silence %q: %w", s, err)
+			}
+			simSilences = append(simSilences, sim.Silence{Node: parts[0], After: after, For: dur})
+		}
+		o.NewRuntime = sim.Runtimes(so)
+		o.Silent = sim.Silent(simSilences, time.Now())
 	case "docker":
+		for _, f := range []string{"fail-images", "crash-images", "slow-pulls", "stall-pulls", "silence", "start-delay", "pull-time", "system-containers", "nodes"} {
+			if flagSet(fs, f) {
+				return fmt.Errorf("--%s is a setting of the simulator (--runtime=sim), not of --runtime=docker", f)
+			}
+		}
 		if name == "" {
 			host, err := os.Hostname()
 			if err != nil {
@@ -139,16 +176,6 @@ func run(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("--runtime %q: want docker or sim", runtime)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
-	var err error
-	o.Log = ctrl.Log.WithName("edge-agent")
-
-	if o.FailImages, err = optionalRegexp(failImages); err != nil {
-		return fmt.Errorf("--fail-images: %w", err)
-	}
-	if o.CrashImages, err = optionalRegexp(crashImages); err != nil {
-		return fmt.Errorf("--crash-images: %w", err)
-	}
 	labels := map[string]string{}
 	for _, kv := range strings.Split(labelList, ",") {
 		if kv == "" {
@@ -161,18 +188,6 @@ func run(ctx context.Context, args []string) error {
 		labels[k] = v
 	}
 	o.Nodes = nodes(name, address, prefix, count, strings.Split(types, ","), strings.Split(arches, ","), labels)
-	for _, s := range silences {
-		parts := strings.Split(s, ":")
-		if len(parts) != 3 {
-			return fmt.Errorf("--silence %q: want node:after:for", s)
-		}
-		after, err1 := time.ParseDuration(parts[1])
-		dur, err2 := time.ParseDuration(parts[2])
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("--silence %q: %w", s, err)
-		}
-		o.Silences = append(o.Silences, agent.Silence{Node: parts[0], After: after, For: dur})
-	}
 
 	cfg, err := config.GetConfig()
 	if err != nil {
@@ -185,6 +200,13 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	return agent.Run(ctx, cfg, o)
+}
+
+// flagSet says whether a flag was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // defaultStateDir is where a device keeps the agent's state (the systemd

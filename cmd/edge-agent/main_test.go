@@ -82,11 +82,23 @@ func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--runtime=cri"},
 		{"--no-such-flag"},
-		{"--silence=edge-01:soon"},
+		{"--runtime=sim", "--silence=edge-01:soon"},
+		{"--runtime=sim", "--stall-pulls=("},
 		{"--labels=novalue"},
 	} {
 		if err := run(context.Background(), args); err == nil {
 			t.Errorf("edge-agent %v: no error", args)
+		}
+	}
+}
+
+// TestRealRuntimeByDefault: started without --runtime, the agent drives a
+// real engine; the simulator's flags say so rather than simulate.
+func TestRealRuntimeByDefault(t *testing.T) {
+	for _, f := range []string{"--nodes=3", "--fail-images=^x", "--stall-pulls=^big", "--silence=edge-01:1s:1s"} {
+		err := run(context.Background(), []string{f})
+		if err == nil || !strings.Contains(err.Error(), "is a setting of the simulator (--runtime=sim), not of --runtime=docker") {
+			t.Errorf("edge-agent %s: %v, want the simulator's flag refused", f, err)
 		}
 	}
 }

@@ -55,19 +55,23 @@ func main() {
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
 	keep := flag.Bool("keep", false, "Keep the processes' logs, and print where.")
 	engineList := flag.String("engines", "podman,docker", "Engines (hack/engine.sh kinds) an agent with --runtime=docker runs on; the first also runs the containers.")
+	images := flag.Int("images", 20, "Images pulled at once on the first engine's node, one of them from a link that stalls (0 skips this).")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	// A run takes about three minutes; one that hangs stops by itself.
 	ctx, stop := context.WithTimeout(ctx, 15*time.Minute)
 	defer stop()
-	if err := run(ctx, strings.Split(*engineList, ","), *changes, *containers, *window, *bin, *keep); err != nil {
+	if err := run(ctx, strings.Split(*engineList, ","), *changes, *containers, *images, *window, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, engines []string, changes, containers int, window time.Duration, bin string, keep bool) error {
+// renew is the agents' --renew-interval.
+const renew = 5 * time.Second
+
+func run(ctx context.Context, engines []string, changes, containers, images int, window time.Duration, bin string, keep bool) error {
 	env, _, c, err := testenv.Start()
 	if err != nil {
 		return err
@@ -96,7 +100,7 @@ func run(ctx context.Context, engines []string, changes, containers int, window 
 		return err
 	}
 	defer procs.Stop(manager)
-	common := []string{"--kubeconfig", kubeconfig, "--renew-interval", "5s", "--stop-timeout", "2s", "--zap-time-encoding", "rfc3339nano", "--zap-log-level", "debug"}
+	common := []string{"--kubeconfig", kubeconfig, "--renew-interval", renew.String(), "--stop-timeout", "2s", "--zap-time-encoding", "rfc3339nano", "--zap-log-level", "debug"}
 	// The simulator runs a container the moment it is started, so its
 	// figure is edgeplane's own share of the time.
 	agents := map[string]*exec.Cmd{}
@@ -140,6 +144,21 @@ func run(ctx context.Context, engines []string, changes, containers int, window 
 		}
 		slices.Sort(took)
 		fmt.Printf("  %-8s %8s %8s %8s\n", rt, pct(took, 50), pct(took, 90), took[len(took)-1])
+	}
+
+	// One image's pull stalled among 20 images on one node: the others run
+	// regardless, and the Lease is renewed on time.
+	if images > 1 {
+		others, gap, err := stalledPull(ctx, c, dir, "bench-"+engines[0], images)
+		if err != nil {
+			return err
+		}
+		verdict := "within"
+		if gap > renew+time.Second {
+			verdict = "OVER"
+		}
+		fmt.Printf("%d images on %s, one pull stalled: the other %d run after %s; Lease renewal gaps at most %s (%s the renew interval %s + 1 s)\n",
+			images, engines[0], images-1, others.Round(time.Millisecond), gap.Round(time.Millisecond), verdict, renew)
 	}
 
 	// The agent of the first engine with M real containers: its resident

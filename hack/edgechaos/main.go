@@ -48,6 +48,8 @@ func main() {
 	flag.IntVar(&cfg.Cuts, "cuts", 10, "Cuts of the real agent's link.")
 	flag.IntVar(&cfg.EngineRestarts, "engine-restarts", 5, "Restarts of the real engine.")
 	flag.IntVar(&cfg.Kills, "kills", 10, "SIGKILLs of the real agent.")
+	flag.IntVar(&cfg.Stalls, "pull-stalls", 5, "Stalls of the real node's registry link, each longer than its agent's progress deadline.")
+	flag.DurationVar(&cfg.SimPullTime, "sim-pull-time", 2*time.Second, "How long each pull on a simulated node takes (every replacement pulls).")
 	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Minute, "How long to wait for convergence.")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "Seed of the faults' moments.")
 	flag.Parse()

@@ -159,7 +159,7 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
 	}
 	registering := cpuTimes(servers)
-	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes),
+	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim", "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
 		"--start-delay", "1s", "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2*agentQPS(nodes)), "--pprof-bind-address", agentPprof)
 	if err != nil {

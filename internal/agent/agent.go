@@ -25,7 +25,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
@@ -57,13 +56,6 @@ type Node struct {
 	Labels                    map[string]string
 }
 
-// Silence makes a node go quiet, no Lease renewals and no reports, from
-// After (since the agent started) for For.
-type Silence struct {
-	Node       string
-	After, For time.Duration
-}
-
 // Options configure the agent.
 type Options struct {
 	Nodes []Node
@@ -73,9 +65,15 @@ type Options struct {
 	// LeaseDuration is written into the Lease; RenewInterval is how often
 	// it is renewed.
 	LeaseDuration, RenewInterval time.Duration
-	// NewRuntime returns the runtime of the i-th node; nil means the
-	// simulator (NewSimRuntime).
+	// NewRuntime returns the runtime of the i-th node: a real engine's,
+	// or the simulator's (package sim).
 	NewRuntime func(n Node, i int) (Runtime, error)
+	// MaxParallelImagePulls bounds the pulls of one node at once; 1 pulls
+	// one image at a time, as the kubelet's serializeImagePulls does.
+	MaxParallelImagePulls int
+	// ImagePullProgressDeadline cuts a pull that makes no progress for
+	// this long, as the kubelet's --image-pull-progress-deadline did.
+	ImagePullProgressDeadline time.Duration
 	// MetricsInterval is how often cpu, memory and size figures are
 	// sampled and reported at least; a report of state changes samples
 	// figures half an interval old or more, to carry them along.
@@ -102,29 +100,26 @@ type Options struct {
 	// RuntimeProbeInterval is how often each node pings its engine.
 	RuntimeProbeInterval time.Duration
 
-	// The simulator's settings.
-
-	// StartDelay is how long a container stays created before it runs.
-	StartDelay time.Duration
-	// FailImages: containers of images whose ref matches fail to start.
-	FailImages *regexp.Regexp
-	// CrashImages: containers of images whose ref matches restart at every
-	// metrics refresh.
-	CrashImages *regexp.Regexp
-	Silences    []Silence
-	// SystemContainers is how many containers outside any EdgeService each
-	// node runs (the runtime's own, say).
-	SystemContainers int
-	Clock            clock.Clock
-	Log              logr.Logger
+	// Silent, when set, says whether a node is silent at a moment: no
+	// Lease renewals and no reports (the simulator's scripted silences).
+	Silent func(node string, now time.Time) bool
+	Clock  clock.Clock
+	Log    logr.Logger
 }
+
+// DefaultMaxParallelImagePulls: an edge device's uplink is its narrowest
+// part; two pulls at once keep one large image from holding back every
+// other while sharing a slow link between few. The kubelet's default is
+// serial (serializeImagePulls) on links far faster than a device's.
+const DefaultMaxParallelImagePulls = 2
 
 // DefaultOptions are the agent's defaults.
 func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
-		AgentVersion: "edge-agent/" + version.Version(), StartDelay: 2 * time.Second, SystemContainers: 1, RuntimeProbeInterval: 5 * time.Second,
+		AgentVersion: "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
+		MaxParallelImagePulls: DefaultMaxParallelImagePulls, ImagePullProgressDeadline: time.Minute,
 	}
 }
 
@@ -138,8 +133,18 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
+	if o.NewRuntime == nil {
+		return fmt.Errorf("no runtime: set NewRuntime (a real engine's, or package sim's)")
+	}
+	d := DefaultOptions()
 	if o.RuntimeProbeInterval <= 0 {
-		o.RuntimeProbeInterval = DefaultOptions().RuntimeProbeInterval
+		o.RuntimeProbeInterval = d.RuntimeProbeInterval
+	}
+	if o.MaxParallelImagePulls <= 0 {
+		o.MaxParallelImagePulls = d.MaxParallelImagePulls
+	}
+	if o.ImagePullProgressDeadline <= 0 {
+		o.ImagePullProgressDeadline = d.ImagePullProgressDeadline
 	}
 	mapper := restMapper()
 	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
@@ -161,10 +166,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	loops := make([]*node, 0, len(o.Nodes))
 	byLabel := make(map[string]*node, len(o.Nodes))
 	for i, n := range o.Nodes {
-		var rt Runtime
-		if o.NewRuntime == nil {
-			rt = NewSimRuntime(n, o, i)
-		} else if rt, err = o.NewRuntime(n, i); err != nil {
+		rt, err := o.NewRuntime(n, i)
+		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		loop := newNode(n, o, rt, c, view, services.HasSynced, start, i)

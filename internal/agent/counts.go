@@ -38,6 +38,9 @@ func Count(containers []edgev1alpha1.ObservedContainer, serviceOfTask map[string
 	var c Counts
 	running := map[string]bool{}
 	for _, o := range containers {
+		if o.ImagePull != nil {
+			continue // an instance waiting on its image has no container yet
+		}
 		c.ContainerTotal++
 		isRunning := o.State == edgev1alpha1.ContainerRunning
 		if isRunning {

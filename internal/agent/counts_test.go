@@ -52,6 +52,11 @@ func TestCount(t *testing.T) {
 		placed:     placed,
 		want:       Counts{ContainerTotal: 1, ContainerManagedTotal: 1, AppTotal: 3},
 	}, {
+		name:       "an instance waiting on its image's pull is no container",
+		containers: []edgev1alpha1.ObservedContainer{{Name: "pulling", TaskID: "t4", ImagePull: &edgev1alpha1.ImagePull{Image: "app:1", BytesDone: 1, BytesTotal: 2}}},
+		placed:     placed,
+		want:       Counts{AppTotal: 3},
+	}, {
 		name:       "nothing placed: every container is unmanaged",
 		containers: []edgev1alpha1.ObservedContainer{c("t1", edgev1alpha1.ContainerRunning)},
 		want:       Counts{ContainerTotal: 1, ContainerRunning: 1},

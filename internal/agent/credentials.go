@@ -18,6 +18,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +36,7 @@ import (
 type credentials struct {
 	c    client.Reader
 	key  types.NamespacedName
+	mu   sync.Mutex // instance workers ask at once
 	last map[string][]byte
 }
 
@@ -47,7 +49,10 @@ func (k *credentials) of(ctx context.Context, svc *edgev1alpha1.EdgeService) ([]
 	}
 	s := &corev1.Secret{}
 	get := func(ctx context.Context) error { return k.c.Get(ctx, k.key, s) }
-	switch err := bounded(ctx, get); {
+	err := bounded(ctx, get)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
 	case err == nil:
 		k.last = s.Data
 	case apierrors.IsNotFound(err):

@@ -18,6 +18,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,44 +27,59 @@ import (
 )
 
 // health is the node's view of its container engine, as the kubelet's
-// runtime health check feeds its node's Ready: probed every interval, and
-// at once after a call that failed. While the engine is down the loop
-// makes no other call to it (no storm of errors), and reports the node's
-// containers in an unknown state.
+// runtime health check feeds its node's Ready: probed every interval on a
+// goroutine of its own, and at once after a call that failed. While the
+// engine is down no part makes another call to it (no storm of errors),
+// and the node's containers are reported in an unknown state.
 type health struct {
+	mu sync.Mutex
 	outage
 	probed    bool
 	changedAt time.Time
 	// message is the error that took the engine down: the condition keeps
 	// it, so that a changing error text costs no report of its own.
-	message   string
-	nextProbe time.Time
-	interval  time.Duration
+	message  string
+	interval time.Duration
+	suspects chan struct{}
 }
 
 func newHealth(interval time.Duration, log func(string, ...any)) *health {
-	return &health{outage: outage{what: "Container runtime", log: log}, interval: interval}
+	return &health{outage: outage{what: "Container runtime", log: log}, interval: interval, suspects: make(chan struct{}, 1)}
 }
 
 // ready says whether the engine answered its last probe.
-func (h *health) ready() bool { return h.probed && !h.down }
+func (h *health) ready() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.probed && !h.down
+}
 
-// suspect makes the next step probe at once: a call just failed.
-func (h *health) suspect(now time.Time) { h.nextProbe = now }
+// probedOnce says whether the engine has been probed at all.
+func (h *health) probedOnce() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.probed
+}
 
-// probe pings the engine when a probe is due; it says whether the engine's
-// state changed (went down, came back, or was first seen).
-func (h *health) probe(ctx context.Context, rt Runtime, now time.Time) bool {
-	if now.Before(h.nextProbe) {
-		return false
+// suspect asks for a probe at once: a call just failed.
+func (h *health) suspect() {
+	select {
+	case h.suspects <- struct{}{}:
+	default:
 	}
-	h.nextProbe = now.Add(h.interval)
+}
+
+// probe pings the engine; it says whether the engine's state changed
+// (went down, came back, or was first seen).
+func (h *health) probe(ctx context.Context, rt Runtime, now time.Time) bool {
 	pctx, cancel := context.WithTimeout(ctx, min(h.interval, probeTimeout))
 	err := rt.Ping(pctx)
 	cancel()
 	if ctx.Err() != nil {
 		return false
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	first := !h.probed
 	h.probed = true
 	var changed bool
@@ -88,6 +104,8 @@ const probeTimeout = 3 * time.Second
 // condition is the RuntimeReady condition the agent reports; nil before
 // the first probe.
 func (h *health) condition() *metav1.Condition {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if !h.probed {
 		return nil
 	}
@@ -97,4 +115,44 @@ func (h *health) condition() *metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable, truncate(h.message, 1024)
 	}
 	return c
+}
+
+// probe is the node's prober: it pings the engine every interval, or at
+// once when a call failed (at most once a second then), and acts on a
+// change: while the engine is down nothing is asked of it and its
+// containers' state is unknown; when it answers again the node reads its
+// info and the container cache lists every container afresh (containers
+// it lost are then created again).
+func (s *node) probe(ctx context.Context) {
+	for ctx.Err() == nil {
+		if s.health.probe(ctx, s.rt, s.o.Clock.Now()) {
+			s.runtimeChanged(ctx)
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.o.Clock.After(s.health.interval):
+		case <-s.health.suspects:
+			select {
+			case <-ctx.Done():
+			case <-s.o.Clock.After(min(s.health.interval, time.Second)):
+			}
+		}
+	}
+}
+
+func (s *node) runtimeChanged(ctx context.Context) {
+	s.reporter.changed()
+	if !s.health.ready() {
+		s.cache.runtimeDown()
+		return
+	}
+	var info RuntimeInfo
+	err := within(ctx, probeTimeout, func(ctx context.Context) (err error) { info, err = s.rt.Info(ctx); return err })
+	if err != nil {
+		s.health.suspect()
+	} else {
+		s.setInfo(info)
+	}
+	s.cache.runtimeUp()
+	s.poke()
 }

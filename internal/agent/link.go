@@ -18,6 +18,7 @@ package agent
 
 import (
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/edgeplane/edgeplane/internal/unreachable"
@@ -71,6 +72,7 @@ func (o *outage) ok(now time.Time) bool {
 // linkRetryMax with jitter, so that a fleet cut off together does not come
 // back in one storm.
 type link struct {
+	mu sync.Mutex
 	outage
 	retryAt time.Time
 	rnd     *rand.Rand
@@ -86,12 +88,28 @@ func newLink(seed uint64, log func(string, ...any)) *link {
 }
 
 // ready says whether a call to the API server may be made now.
-func (l *link) ready(now time.Time) bool { return !l.down || !now.Before(l.retryAt) }
+func (l *link) ready(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.down || !now.Before(l.retryAt)
+}
+
+// until is how long from now until a call may be made.
+func (l *link) until(now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.down {
+		return 0
+	}
+	return l.retryAt.Sub(now)
+}
 
 // result notes the outcome of a call to the API server and says whether
 // the link just came back. An answer that refuses the call (403, 409, 422)
 // still proves the link works.
 func (l *link) result(now time.Time, err error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if unreachable.Is(err) {
 		l.fail(now, err)
 		l.retryAt = now.Add(backoff(l.failed, linkRetryBase, linkRetryMax, l.rnd))

@@ -78,13 +78,14 @@ func TestSampleDue(t *testing.T) {
 // not pushed back by each one.
 func TestChangedKeepsTheFirst(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	s := &node{o: Options{Clock: clk, MinReportInterval: time.Second}}
-	s.changed()
+	r := newReporter(&node{o: Options{Clock: clk, MinReportInterval: time.Second}})
+	r.dirty = false
+	r.changed()
 	clk.Step(600 * time.Millisecond)
-	s.changed()
+	r.changed()
 	clk.Step(400 * time.Millisecond)
-	s.changed()
-	if !reportDue(s.dirty, s.dirtySince, clk.Now(), s.o.MinReportInterval) {
+	r.changed()
+	if !reportDue(r.dirty, r.since, clk.Now(), r.s.o.MinReportInterval) {
 		t.Fatal("a change 1 s after the first is not reported: each change pushed the report back")
 	}
 }

@@ -41,10 +41,21 @@ type Runtime interface {
 	List(ctx context.Context) ([]Container, error)
 	// Inspect returns one container in full; ErrNotFound when it is gone.
 	Inspect(ctx context.Context, id string) (Container, error)
-	// Create makes the image present as the service's pull policy says and
-	// creates (not starts) its container; it returns the runtime id. An
-	// error is shown to users as the instance's failedMessage, so it says
-	// what went wrong in words a person understands.
+	// ImageOf is the engine's name of the image a spec runs: what HasImage
+	// and PullImage take. Instances with one image share one pull.
+	ImageOf(spec ContainerSpec) (string, error)
+	// HasImage says whether the engine holds an image.
+	HasImage(ctx context.Context, image string) (bool, error)
+	// PullImage pulls an image with a service's registry credentials (a
+	// Docker config.json; nil for none), calling progress whenever bytes
+	// arrive or a layer changes state, and returns when the pull ends or
+	// ctx is done. The node's puller, not the runtime, applies the pull
+	// policy, bounds parallel pulls and cuts a pull that stalls.
+	PullImage(ctx context.Context, image string, creds []byte, progress func(PullProgress)) error
+	// Create creates (not starts) the container of a spec whose image is
+	// present; it returns the runtime id. An error is shown to users as
+	// the instance's failedMessage, so it says what went wrong in words a
+	// person understands.
 	Create(ctx context.Context, spec ContainerSpec) (string, error)
 	// Start starts a created container.
 	Start(ctx context.Context, id string) error
@@ -112,9 +123,14 @@ type ContainerSpec struct {
 	Labels map[string]string
 	// Service is the cache's own object: read it, never change it.
 	Service *edgev1alpha1.EdgeService
-	// PullCredentials are the service's registry credentials, a Docker
-	// config.json, when it pulls with pullSecretRefs.
-	PullCredentials []byte
+}
+
+// PullProgress is how far a pull has come: bytes of the image's layers
+// received, of those whose size is known. Status is the engine's last
+// word on it ("Downloading", "Extracting").
+type PullProgress struct {
+	Done, Total int64
+	Status      string
 }
 
 // Stats are a running container's figures at one moment.

@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig,
+	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
 		"--nodes", strconv.Itoa(cfg.Nodes), "--types", "linux", "--renew-interval", "1s", "--metrics-interval", "60s",
 		"--tick", "200ms", "--start-delay", "100ms", "--min-report-interval", "200ms")
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/internal/e2e"
 )
 
@@ -67,8 +68,10 @@ var _ = BeforeSuite(func() {
 	// Two agents: one plays four nodes, the other the node that will fail.
 	opts := agent.DefaultOptions()
 	opts.Log = logf.Log.WithName("agent")
-	opts.RenewInterval, opts.StartDelay, opts.MetricsInterval, opts.Tick = 500*time.Millisecond, 500*time.Millisecond, time.Second, 100*time.Millisecond
-	opts.FailImages = mustRegexp("^broken")
+	opts.RenewInterval, opts.MetricsInterval, opts.Tick = 500*time.Millisecond, time.Second, 100*time.Millisecond
+	so := sim.DefaultOptions()
+	so.StartDelay, so.FailImages = 500*time.Millisecond, mustRegexp("^broken")
+	opts.NewRuntime = sim.Runtimes(so)
 	site := map[string]string{"site": "plant-a"}
 	opts.Nodes = []agent.Node{
 		{Name: "edge-linux-01", Type: "linux", Arch: "amd64", Address: "10.0.0.1:7200", Labels: site},

@@ -31,16 +31,18 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 )
 
 var _ = Describe("The simulated runtime's scripted faults", func() {
-	faultAgent := func(node string, silences ...agent.Silence) {
+	faultAgent := func(node string, silences ...sim.Silence) {
 		o := agent.DefaultOptions()
 		o.Log = GinkgoLogr
 		o.Nodes = []agent.Node{{Name: node, Type: "linux", Arch: "amd64", Address: "10.0.8.1:7200"}}
-		o.RenewInterval, o.StartDelay, o.MetricsInterval, o.Tick = 500*time.Millisecond, 300*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond
-		o.CrashImages = regexp.MustCompile("^crashy@")
-		o.Silences = silences
+		o.RenewInterval, o.MetricsInterval, o.Tick = 500*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond
+		so := sim.DefaultOptions()
+		so.StartDelay, so.CrashImages = 300*time.Millisecond, regexp.MustCompile("^crashy@")
+		o.NewRuntime, o.Silent = sim.Runtimes(so), sim.Silent(silences, time.Now())
 		actx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -98,7 +100,7 @@ var _ = Describe("The simulated runtime's scripted faults", func() {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
-		faultAgent(node, agent.Silence{Node: node, After: 3 * time.Second, For: 8 * time.Second})
+		faultAgent(node, sim.Silence{Node: node, After: 3 * time.Second, For: 8 * time.Second})
 		states := func() []edgev1alpha1.NodeState {
 			mu.Lock()
 			defer mu.Unlock()

@@ -40,6 +40,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -86,7 +87,7 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		defer stop()
 		o.Log = GinkgoLogr
 		o.Nodes = []agent.Node{{Name: node, Type: "linux", Arch: "amd64", Address: "10.0.9.1:7200"}}
-		o.RenewInterval, o.Tick = 500*time.Millisecond, 100*time.Millisecond
+		o.RenewInterval, o.Tick, o.NewRuntime = 500*time.Millisecond, 100*time.Millisecond, sim.Runtimes(sim.DefaultOptions())
 		go func() { _ = agent.Run(actx, saCfg, o) }()
 		Eventually(func() any { return byName(list("/api/v1/node", "name", node), "name")[node]["status"] }).Should(Equal("online"))
 		Eventually(func() any { return byName(list("/api/v1/node", "name", node), "name")[node]["containerTotal"] }).Should(BeNumerically("==", 1))

@@ -55,6 +55,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/procs"
 	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testregistry"
 )
 
 // Config sizes a run.
@@ -70,8 +71,13 @@ type Config struct {
 	// every service.
 	Rate     float64
 	Duration time.Duration
-	// Faults on the real node during the changes.
-	Cuts, EngineRestarts, Kills int
+	// Faults on the real node during the changes: link cuts, engine
+	// restarts, agent kills, and stalls of its registry link (every
+	// replacement there pulls, pullPolicy Always, and a stalled pull is cut
+	// after the agent's progress deadline). Simulated nodes' pulls are slow
+	// (SimPullTime) throughout.
+	Cuts, EngineRestarts, Kills, Stalls int
+	SimPullTime                         time.Duration
 	// Timeout bounds each wait for convergence.
 	Timeout time.Duration
 	Seed    uint64
@@ -80,7 +86,7 @@ type Config struct {
 
 // Result is what a run found.
 type Result struct {
-	Changes, Cuts, EngineRestarts, AgentKills int
+	Changes, Cuts, EngineRestarts, AgentKills, Stalls int
 	// Duplicates are changes recorded twice and instances with more than
 	// one container; Orphans are containers of no current instance, or of
 	// an old revision; LostChanges are changes the watch delivered that no
@@ -94,14 +100,38 @@ type Result struct {
 
 // Line is the one-line summary a run prints last.
 func (r Result) Line() string {
-	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d duplicates=%d orphans=%d lost_changes=%d converge_s=%.1f",
-		r.Cuts, r.EngineRestarts, r.AgentKills, r.Duplicates, r.Orphans, r.LostChanges, r.Converge.Seconds())
+	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d pull_stalls=%d duplicates=%d orphans=%d lost_changes=%d converge_s=%.1f",
+		r.Cuts, r.EngineRestarts, r.AgentKills, r.Stalls, r.Duplicates, r.Orphans, r.LostChanges, r.Converge.Seconds())
 }
 
 // Failed says whether the run found anything duplicated, orphaned or lost.
 func (r Result) Failed() bool { return r.Duplicates+r.Orphans+r.LostChanges > 0 }
 
 const realNode = "edge-real-01"
+
+// stallCut is the real agent's --image-pull-progress-deadline.
+const stallCut = 3 * time.Second
+
+// registrySecret holds the credentials of the real node's registry.
+const registrySecret = "chaos-registry"
+
+// startRegistry serves the real node's image from a registry on loopback,
+// through a link the run can stall, with the credentials in a Secret.
+func (r *run) startRegistry(ctx context.Context) error {
+	var err error
+	if r.registry, err = testregistry.Start(map[string]string{"robot": "chaos"}, r.dir); err != nil {
+		return err
+	}
+	if err := r.registry.PushBox("edgeplane/box", "1", "robot", "chaos"); err != nil {
+		return err
+	}
+	if r.link, err = testenv.StartProxy(r.registry.Host); err != nil {
+		return err
+	}
+	auths := fmt.Sprintf(`{"auths":{%q:{"username":"robot","password":"chaos"}}}`, r.link.Addr())
+	return r.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: registrySecret},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(auths)}})
+}
 
 // run is one chaos run's moving parts.
 type run struct {
@@ -111,7 +141,10 @@ type run struct {
 	eng    *mobyclient.Client
 	engine *testenv.Engine
 	proxy  *testenv.Proxy
-	dir    string
+	// registry serves the real node's image through link, which stalls.
+	registry *testregistry.Registry
+	link     *testenv.Proxy
+	dir      string
 
 	// agentMu guards the real agent's process across kills and restarts.
 	agentMu   sync.Mutex
@@ -164,6 +197,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := r.watch(ctx, restCfg); err != nil {
 		return res, err
 	}
+	if err := r.startRegistry(ctx); err != nil {
+		return res, err
+	}
+	defer func() { _ = r.registry.Close() }()
+	defer r.link.Close()
 
 	manager, err := procs.Start(ctx, r.dir, "manager", filepath.Join(cfg.Bin, "manager"), "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--api-bind-address", "0")
@@ -171,9 +209,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer procs.Stop(manager)
-	sim, err := procs.Start(ctx, r.dir, "sim", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig,
+	sim, err := procs.Start(ctx, r.dir, "sim", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
 		"--nodes", strconv.Itoa(cfg.SimNodes), "--node-prefix", "sim", "--labels", "pool=sim", "--renew-interval", "2s",
-		"--start-delay", "200ms", "--min-report-interval", "200ms", "--metrics-interval", "30s")
+		"--start-delay", "200ms", "--min-report-interval", "200ms", "--metrics-interval", "30s",
+		"--slow-pulls", "^box@", "--pull-time", cfg.SimPullTime.String())
 	if err != nil {
 		return res, err
 	}
@@ -181,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.agentArgs = []string{"--kubeconfig", agentKubeconfig, "--runtime", "docker", "--node-name", realNode,
 		"--runtime-endpoint", r.engine.Host, "--image-registry", "edgeplane.local", "--state-dir", filepath.Join(r.dir, "state"),
 		"--renew-interval", "2s", "--runtime-probe-interval", "1s", "--stop-timeout", "2s", "--resync-interval", "5s",
-		"--metrics-interval", "30s", "--min-report-interval", "200ms"}
+		"--metrics-interval", "30s", "--min-report-interval", "200ms", "--image-pull-progress-deadline", stallCut.String()}
 	if err := r.startAgent(ctx); err != nil {
 		return res, err
 	}
@@ -193,8 +232,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := r.waitConverged(ctx, "the first rollout"); err != nil {
 		return res, err
 	}
-	r.logf("%d services running (%d on the real %s node); %.0f changes/s for %s with %d link cuts, %d engine restarts and %d agent kills",
-		cfg.RealServices+cfg.SimServices, cfg.RealServices, cfg.Engine, cfg.Rate, cfg.Duration, cfg.Cuts, cfg.EngineRestarts, cfg.Kills)
+	r.logf("%d services running (%d on the real %s node); %.0f changes/s for %s with %d link cuts, %d engine restarts, %d agent kills and %d registry stalls",
+		cfg.RealServices+cfg.SimServices, cfg.RealServices, cfg.Engine, cfg.Rate, cfg.Duration, cfg.Cuts, cfg.EngineRestarts, cfg.Kills, cfg.Stalls)
 
 	lastFault, err := r.storm(ctx, &res)
 	if err != nil {
@@ -250,7 +289,9 @@ func (r *run) createServices(ctx context.Context) error {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 			Spec: edgev1alpha1.EdgeServiceSpec{
 				DeploySpec: edgev1alpha1.DeploySpec{
-					Image:  edgev1alpha1.ImageSpec{Ref: "box@1#linux", PullPolicy: edgev1alpha1.PullNever},
+					// Every replacement pulls: slowly on simulated nodes, from
+					// the registry through a link that stalls on the real one.
+					Image:  edgev1alpha1.ImageSpec{Ref: "box@1#linux", PullPolicy: edgev1alpha1.PullAlways},
 					Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: []string{"CHANGE=0"}, Network: "none"}},
 				},
 				RevisionHistoryLimit: ptr.To(int32(1000)),
@@ -258,6 +299,8 @@ func (r *run) createServices(ctx context.Context) error {
 		}
 		if strings.HasPrefix(name, "real-") {
 			svc.Spec.Policy, svc.Spec.Nodes = edgev1alpha1.PolicyStatic, []string{realNode}
+			svc.Spec.Image.Path = r.link.Addr() + "/edgeplane/box"
+			svc.Spec.Image.PullSecretRefs = []edgev1alpha1.LocalSecretReference{{Name: registrySecret}}
 		} else {
 			svc.Spec.Policy, svc.Spec.Factor = edgev1alpha1.PolicyDynamic, ptr.To[int32](2)
 			svc.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "sim"}}
@@ -356,6 +399,17 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 			}
 			counts.Lock()
 			res.EngineRestarts++
+			counts.Unlock()
+			return nil
+		}},
+		{moments(r.cfg.Stalls), func() error {
+			// Longer than the agent's progress deadline: a pull under way
+			// is cut, fails, and is tried again after its back-off.
+			r.link.SetRate(-1)
+			time.Sleep(hold(2*stallCut, 3*stallCut))
+			r.link.SetRate(0)
+			counts.Lock()
+			res.Stalls++
 			counts.Unlock()
 			return nil
 		}},

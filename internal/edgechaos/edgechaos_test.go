@@ -51,14 +51,14 @@ func TestEdgeChaos(t *testing.T) {
 	defer cancel()
 	res, err := edgechaos.Run(ctx, edgechaos.Config{
 		Bin: bin, Engine: "podman", SimNodes: 6, SimServices: 4, RealServices: 3, Rate: 2, Duration: 40 * time.Second,
-		Cuts: 2, EngineRestarts: 1, Kills: 3, Timeout: 2 * time.Minute, Seed: uint64(time.Now().UnixNano()), Log: os.Stderr,
+		Cuts: 2, EngineRestarts: 1, Kills: 3, Stalls: 2, SimPullTime: time.Second, Timeout: 2 * time.Minute, Seed: uint64(time.Now().UnixNano()), Log: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(res.Line())
-	if res.Cuts != 2 || res.EngineRestarts != 1 || res.AgentKills != 3 {
-		t.Errorf("faults injected: %s; want 2 cuts, 1 engine restart, 3 kills", res.Line())
+	if res.Cuts != 2 || res.EngineRestarts != 1 || res.AgentKills != 3 || res.Stalls != 2 {
+		t.Errorf("faults injected: %s; want 2 cuts, 1 engine restart, 3 kills, 2 registry stalls", res.Line())
 	}
 	if res.Failed() {
 		t.Errorf("the edge lost or duplicated something under faults: %s", res.Line())

@@ -22,13 +22,15 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
 
 // Proxy is a TCP proxy on loopback between a client and a server, so that a
 // test can cut the client's link (as a WAN outage would) while the server
-// goes on serving everyone else.
+// goes on serving everyone else, or slow what the server sends down to a
+// trickle, or to nothing at all (a poor cellular link, a stalled one).
 type Proxy struct {
 	l      net.Listener
 	target string
@@ -36,6 +38,10 @@ type Proxy struct {
 	cut    bool
 	conns  map[net.Conn]bool
 	wg     sync.WaitGroup
+	// rate is the bytes per second the server's side may send: 0 without
+	// bound, below 0 none; rateChanged wakes the copies waiting on it.
+	rate        int64
+	rateChanged *sync.Cond
 }
 
 // StartProxy forwards a loopback port to target (host:port).
@@ -45,6 +51,7 @@ func StartProxy(target string) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{l: l, target: target, conns: map[net.Conn]bool{}}
+	p.rateChanged = sync.NewCond(&p.mu)
 	p.wg.Go(p.serve)
 	return p, nil
 }
@@ -76,6 +83,16 @@ func (p *Proxy) Cut() {
 	for c := range p.conns {
 		_ = c.Close()
 	}
+	p.rateChanged.Broadcast()
+}
+
+// SetRate bounds what the server sends to bytesPerSecond, on connections
+// open and to come: 0 lifts the bound, below 0 sends nothing (a stall).
+func (p *Proxy) SetRate(bytesPerSecond int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rate = bytesPerSecond
+	p.rateChanged.Broadcast()
 }
 
 // Restore lets connections through again.
@@ -126,9 +143,47 @@ func (p *Proxy) forward(in net.Conn) {
 		done <- struct{}{}
 	}
 	go pipe(out, in)
-	go pipe(in, out)
+	go func() {
+		_ = p.throttled(in, out)
+		_ = in.Close()
+		_ = out.Close()
+		done <- struct{}{}
+	}()
 	<-done
 	<-done
+}
+
+// throttled copies what the server sends, a tenth of a second's worth of
+// the rate at a time.
+func (p *Proxy) throttled(dst, src net.Conn) error {
+	buf := make([]byte, 32<<10)
+	for {
+		p.mu.Lock()
+		for p.rate < 0 && !p.cut {
+			p.rateChanged.Wait()
+		}
+		rate, cut := p.rate, p.cut
+		p.mu.Unlock()
+		if cut {
+			return net.ErrClosed
+		}
+		chunk := buf
+		if rate > 0 {
+			chunk = buf[:max(1, min(int64(len(buf)), rate/10))]
+		}
+		n, err := src.Read(chunk)
+		if n > 0 {
+			if _, werr := dst.Write(chunk[:n]); werr != nil {
+				return werr
+			}
+			if rate > 0 {
+				time.Sleep(time.Duration(int64(n) * int64(time.Second) / rate))
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func (p *Proxy) track(cs ...net.Conn) bool {

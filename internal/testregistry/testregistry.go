@@ -96,7 +96,8 @@ func Start(users map[string]string, dir string) (*Registry, error) {
 func (r *Registry) Close() error { return r.srv.Close() }
 
 // PushBox pushes, as user, a one-layer image of Debian's static busybox
-// (whose default command sleeps until SIGTERM) as <host>/<repo>:<tag>.
+// (whose default command sleeps until SIGTERM) as <host>/<repo>:<tag>; the
+// layer differs per repository and tag.
 func (r *Registry) PushBox(repo, tag, user, password string) error {
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil {
@@ -108,6 +109,15 @@ func (r *Registry) PushBox(repo, tag, user, password string) error {
 		return err
 	}
 	if _, err := tw.Write(bb); err != nil {
+		return err
+	}
+	// A file naming the image makes each repository's layer its own: an
+	// engine that pulled one image has none of another's bytes.
+	id := []byte(repo + ":" + tag + "\n")
+	if err := tw.WriteHeader(&tar.Header{Name: "etc/edgeplane-image", Mode: 0o644, Size: int64(len(id)), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(id); err != nil {
 		return err
 	}
 	for _, applet := range []string{"sh", "sleep"} {

@@ -54,6 +54,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.EdgeServiceStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EmbeddedConfig"):
 		return &apiv1alpha1.EmbeddedConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ImagePull"):
+		return &apiv1alpha1.ImagePullApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ImageSpec"):
 		return &apiv1alpha1.ImageSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LinuxConfig"):

@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -151,7 +152,56 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (agent.Container, erro
 	return out, nil
 }
 
-// Create pulls the image as its pull policy says and creates the container.
+// ImageOf is the engine's name of a spec's image, with the runtime's
+// registry prefixed when the service names none.
+func (r *Runtime) ImageOf(spec agent.ContainerSpec) (string, error) {
+	return imageName(spec.Service.Spec.Image, r.o.Registry)
+}
+
+// HasImage asks the engine's image store.
+func (r *Runtime) HasImage(ctx context.Context, image string) (bool, error) {
+	_, err := r.cli.ImageInspect(ctx, image)
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("looking up image %s failed: %w", image, err)
+	}
+}
+
+// PullImage pulls an image, reading the engine's progress stream: bytes
+// received are summed over the layers, as the engines' CLIs show them.
+func (r *Runtime) PullImage(ctx context.Context, image string, creds []byte, progress func(agent.PullProgress)) error {
+	auth, err := registryAuth(creds, image)
+	if err != nil {
+		return err
+	}
+	resp, err := r.cli.ImagePull(ctx, image, client.ImagePullOptions{RegistryAuth: auth})
+	if err != nil {
+		return fmt.Errorf("pulling image %s failed: %w", image, err)
+	}
+	defer func() { _ = resp.Close() }()
+	layers := pullLayers{}
+	for m, err := range resp.JSONMessages(ctx) {
+		if err == nil && m.Error != nil {
+			err = errors.New(m.Error.Message)
+		}
+		if err != nil {
+			return fmt.Errorf("pulling image %s failed: %w", image, err)
+		}
+		if p, ok := layers.add(m.ID, m.Status, m.Progress); ok && progress != nil {
+			progress(p)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("pulling image %s failed: %w", image, context.Cause(ctx))
+	}
+	return nil
+}
+
+// Create creates the container of an image that is present.
 func (r *Runtime) Create(ctx context.Context, spec agent.ContainerSpec) (string, error) {
 	svc := spec.Service
 	image, err := imageName(svc.Spec.Image, r.o.Registry)
@@ -162,42 +212,11 @@ func (r *Runtime) Create(ctx context.Context, spec agent.ContainerSpec) (string,
 	if err != nil {
 		return "", err
 	}
-	auth, err := registryAuth(spec.PullCredentials, image)
-	if err != nil {
-		return "", err
-	}
-	if err := r.ensureImage(ctx, image, svc.Spec.Image.EffectivePullPolicy(), auth); err != nil {
-		return "", err
-	}
 	res, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: spec.Name, Config: cfg, HostConfig: host})
 	if err != nil {
 		return "", fmt.Errorf("creating the container of image %s failed: %w", image, err)
 	}
 	return shortID(res.ID), nil
-}
-
-// ensureImage makes the image present: Never only checks, IfNotPresent
-// pulls when absent, Always pulls.
-func (r *Runtime) ensureImage(ctx context.Context, image string, policy edgev1alpha1.PullPolicy, auth string) error {
-	if policy != edgev1alpha1.PullAlways {
-		_, err := r.cli.ImageInspect(ctx, image)
-		switch {
-		case err == nil:
-			return nil
-		case !cerrdefs.IsNotFound(err):
-			return fmt.Errorf("looking up image %s failed: %w", image, err)
-		case policy == edgev1alpha1.PullNever:
-			return fmt.Errorf("image %s is not present on the node, and the service's pullPolicy Never forbids pulling it", image)
-		}
-	}
-	resp, err := r.cli.ImagePull(ctx, image, client.ImagePullOptions{RegistryAuth: auth})
-	if err == nil {
-		err = resp.Wait(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("pulling image %s failed: %w", image, err)
-	}
-	return nil
 }
 
 func (r *Runtime) Start(ctx context.Context, id string) error {

@@ -37,6 +37,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -60,20 +61,25 @@ func newDevice(names ...string) *device {
 	d.cfg, d.proxy, err = testenv.ProxyConfig(sys.Cfg)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(d.proxy.Close)
-	o := d.options()
 	for i, name := range names {
 		n := agent.Node{Name: name, Type: "linux", Arch: "amd64", Address: "127.0.0.1:7200", Labels: map[string]string{"device": "d1"}}
 		d.nodes = append(d.nodes, n)
-		d.engines[name] = &engine{Runtime: agent.NewSimRuntime(n, o, i)}
+		d.engines[name] = &engine{Runtime: sim.New(n, d.simOptions(), i)}
 	}
 	return d
+}
+
+func (d *device) simOptions() sim.Options {
+	so := sim.DefaultOptions()
+	so.StartDelay, so.SystemContainers = 300*time.Millisecond, 0
+	return so
 }
 
 func (d *device) options() agent.Options {
 	o := agent.DefaultOptions()
 	o.Log, o.Clock = logf.Log.WithName("agent"), clock.RealClock{}
-	o.RenewInterval, o.Tick, o.MetricsInterval, o.StartDelay, o.RuntimeProbeInterval = 500*time.Millisecond, 100*time.Millisecond, time.Second, 300*time.Millisecond, 500*time.Millisecond
-	o.SystemContainers, o.StateDir = 0, d.stateDir
+	o.RenewInterval, o.Tick, o.MetricsInterval, o.RuntimeProbeInterval = 500*time.Millisecond, 100*time.Millisecond, time.Second, 500*time.Millisecond
+	o.StateDir = d.stateDir
 	o.Nodes = d.nodes
 	o.NewRuntime = func(n agent.Node, _ int) (agent.Runtime, error) { return d.engines[n.Name], nil }
 	return o

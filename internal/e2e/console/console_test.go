@@ -156,6 +156,24 @@ var _ = Describe("The console", Ordered, func() {
 		screenshot("container")
 	})
 
+	It("shows how far the pull an instance waits on has come", func() {
+		big := service("big", "big@1#linux", []string{"edge-linux-02"})
+		Expect(sys.Client.Create(ctx, big)).To(Succeed())
+		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, big)).To(Succeed()) })
+		var c map[string]any
+		Eventually(func(g Gomega) {
+			cs := sys.ContainersOf(ctx, "big")
+			g.Expect(cs).To(HaveLen(1))
+			c = cs[0]
+			g.Expect(c["imagePull"]).To(HaveKeyWithValue("bytesTotal", BeNumerically("==", 10<<20)))
+		}).Should(Succeed(), "the facade's container item carries the pull")
+		Expect(c["deployStatus"]).To(Equal("deploying"))
+		open("#/container/" + c["taskId"].(string))
+		Eventually(func() string { return strings.TrimSpace(text(`.pull[role=status]`)) }).Should(Equal("pulling big@1#linux: 0 B of 10.0 MiB (0%)"))
+		Expect(eval[string](`document.querySelector('.pull progress').getAttribute('max')`)).To(Equal(fmt.Sprint(10 << 20)))
+		screenshot("container-pull")
+	})
+
 	It("compares two revisions of a service and shows the changed key", func() {
 		svc := &edgev1alpha1.EdgeService{}
 		Expect(sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, svc)).To(Succeed())

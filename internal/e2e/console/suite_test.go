@@ -45,6 +45,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/internal/e2e"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -121,12 +122,13 @@ var _ = BeforeSuite(func() {
 
 	opts := agent.DefaultOptions()
 	opts.Log = logf.Log.WithName("agent")
-	opts.RenewInterval, opts.StartDelay, opts.MetricsInterval, opts.Tick = 500*time.Millisecond, 300*time.Millisecond, time.Second, 100*time.Millisecond
-	opts.FailImages = regexp.MustCompile("^broken")
+	opts.RenewInterval, opts.MetricsInterval, opts.Tick = 500*time.Millisecond, time.Second, 100*time.Millisecond
 	opts.RuntimeProbeInterval, opts.Clock = time.Second, clock.RealClock{}
-	simOpts := opts
+	simOpts := sim.DefaultOptions()
+	simOpts.StartDelay, simOpts.FailImages = 300*time.Millisecond, regexp.MustCompile("^broken")
+	simOpts.StallPulls = regexp.MustCompile("^big@") // a pull that waits, to show
 	opts.NewRuntime = func(n agent.Node, i int) (agent.Runtime, error) {
-		rt := agent.NewSimRuntime(n, simOpts, i)
+		rt := sim.New(n, simOpts, i)
 		if n.Name == engineNode {
 			return stoppable{rt}, nil
 		}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 	"github.com/edgeplane/edgeplane/internal/testregistry"
 )
 
@@ -321,6 +323,78 @@ func engineSpecs(kind string) {
 		Eventually(func() []string { return managedIDs() }).Should(HaveLen(2), "only web and cache are left")
 	})
 
+	It("keeps its node online through a pull slower than its grace period, runs another service meanwhile, shows the pull's progress, cuts a stalled pull and succeeds once bytes flow", func() {
+		reg, err := testregistry.Start(map[string]string{"robot": "pw-" + kind}, GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(reg.Close)
+		Expect(reg.PushBox("edgeplane/slow", "1", "robot", "pw-"+kind)).To(Succeed())
+		// The node reaches the registry through a link the test throttles.
+		link, err := testenv.StartProxy(reg.Host)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(link.Close)
+		auths := fmt.Sprintf(`{"auths":{%q:{"username":"robot","password":%q}}}`, link.Addr(), "pw-"+kind)
+		creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "slowcred-" + kind},
+			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(auths)}}
+		Expect(sys.Client.Create(ctx, creds)).To(Succeed())
+		slow, local := "slow-"+kind, "local-"+kind
+
+		By("a stalled link: the pull is cut after the progress deadline, and tried again after a back-off")
+		link.SetRate(-1)
+		Expect(sys.Client.Create(ctx, service(slow, "slow@1#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+			s.Image.Path, s.Image.PullSecretRefs = link.Addr()+"/edgeplane/slow", []edgev1alpha1.LocalSecretReference{{Name: creds.Name}}
+		}))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := only(g, slow)
+			g.Expect(c).To(HaveKeyWithValue("deployStatus", "deploying"))
+			g.Expect(c["imagePull"]).To(HaveKeyWithValue("image", link.Addr()+"/edgeplane/slow:1"))
+		}).Should(Succeed(), "the facade shows the pull under way")
+		Eventually(func(g Gomega) {
+			c := only(g, slow)
+			g.Expect(c).To(HaveKeyWithValue("deployStatus", "failure"))
+			g.Expect(c["failedMessage"]).To(And(ContainSubstring("made no progress for "+pullDeadline.String()+" and was cut"), MatchRegexp(`back-off \d+s, next attempt at \d{4}-`)))
+		}).Should(Succeed())
+		// The stalled connection goes, as on a link that drops and comes
+		// back: an engine that went on waiting on it would finish its pull
+		// unseen once bytes flow.
+		link.Cut()
+		link.Restore()
+
+		By("another service on the node runs meanwhile")
+		Expect(sys.Client.Create(ctx, service(local, "box@2#linux", func(s *edgev1alpha1.EdgeServiceSpec) {
+			s.Image.PullPolicy = edgev1alpha1.PullNever
+		}))).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(only(g, local)).To(HaveKeyWithValue("status", "running")) }).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("a slow link: the next attempt takes longer than the grace period, with the node online and its progress shown")
+		// About eight seconds for the layer (half of busybox, gzipped),
+		// over a node grace of five.
+		bb, err := os.Stat("/bin/busybox")
+		Expect(err).NotTo(HaveOccurred())
+		link.SetRate(max(bb.Size()/2/8, 16<<10))
+		progressed, offline := false, []any{}
+		Eventually(func(g Gomega) {
+			if st := sys.List(ctx, "/api/v1/node", "name", n.name).List[0]["status"]; st != "online" {
+				offline = append(offline, st)
+			}
+			c := only(g, slow)
+			if p, ok := c["imagePull"].(map[string]any); ok && p["bytesDone"].(float64) > 0 {
+				progressed = true
+				svc := &edgev1alpha1.EdgeService{}
+				g.Expect(sys.Client.Get(ctx, key(slow), svc)).To(Succeed())
+				g.Expect(meta.FindStatusCondition(svc.Status.Conditions, edgev1alpha1.ConditionProgressing).Message).To(ContainSubstring("pulling image "+link.Addr()+"/edgeplane/slow:1 on node "+n.name+": "), "kubectl get es shows it")
+			}
+			g.Expect(c).To(HaveKeyWithValue("status", "running"))
+		}).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		Expect(offline).To(BeEmpty(), "the node stays online while it pulls")
+		Expect(progressed).To(BeTrue(), "bytes received were shown while the image was pulled")
+		Expect(only(Default, slow)).To(And(HaveKeyWithValue("deployStatus", "success"), HaveKeyWithValue("imagePull", BeNil()), HaveKeyWithValue("failedMessage", BeNil())))
+
+		for _, name := range []string{slow, local} {
+			Expect(sys.Client.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})).To(Succeed())
+		}
+		Eventually(func() []string { return managedIDs() }).Should(HaveLen(2), "only web and cache are left")
+	})
+
 	It("leaves exactly one container per instance, and no orphan, when the agent is SIGKILLed at random moments of replacements", func() {
 		n.stopAgent()
 		before := only(Default, cache)
@@ -344,7 +418,7 @@ func engineSpecs(kind string) {
 				g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Namespace: agent.DefaultOptions().LeaseNamespace, Name: n.name}, lease)).To(Succeed())
 				g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
 				g.Expect(lease.Spec.RenewTime.After(started)).To(BeTrue())
-			}).WithPolling(20 * time.Millisecond).Should(Succeed(), "the agent process renews its Lease")
+			}).WithPolling(20*time.Millisecond).Should(Succeed(), "the agent process renews its Lease")
 			time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
 			Expect(proc.Process.Kill()).To(Succeed())
 			_ = proc.Wait()

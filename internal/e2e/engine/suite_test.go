@@ -131,11 +131,15 @@ func (n *node) agentProcess() *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--runtime", "docker", "--node-name", n.name,
 		"--runtime-endpoint", n.engine.Host, "--image-registry", "edgeplane.local", "--state-dir", n.stateDir,
 		"--renew-interval", "1s", "--metrics-interval", "1s", "--tick", "100ms", "--resync-interval", "5s", "--stop-timeout", "2s",
-		"--runtime-probe-interval", "1s")
+		"--runtime-probe-interval", "1s", "--image-pull-progress-deadline", pullDeadline.String())
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(cmd.Start()).To(Succeed())
 	return cmd
 }
+
+// pullDeadline is the agents' --image-pull-progress-deadline: short, so
+// that a stalled pull is cut within the suite's patience.
+const pullDeadline = 3 * time.Second
 
 // agentDir holds the agent binary, removed after the suite.
 var agentDir string
@@ -163,7 +167,7 @@ func (n *node) startAgent() {
 	o.Log = logf.Log.WithName("agent").WithValues("engine", n.kind)
 	o.Nodes = []agent.Node{{Name: n.name, Type: "linux", Arch: goruntime.GOARCH, Address: "127.0.0.1:7200"}}
 	o.RenewInterval, o.MetricsInterval, o.Tick, o.ResyncInterval, o.StopTimeout = time.Second, time.Second, 100*time.Millisecond, 5*time.Second, 2*time.Second
-	o.RuntimeProbeInterval, o.StateDir = time.Second, n.stateDir
+	o.RuntimeProbeInterval, o.StateDir, o.ImagePullProgressDeadline = time.Second, n.stateDir, pullDeadline
 	rt, err := docker.New(docker.Options{Endpoint: n.engine.Host, Registry: "edgeplane.local"})
 	Expect(err).NotTo(HaveOccurred())
 	counted := &listCounter{Runtime: rt}

@@ -334,6 +334,21 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.RestartPolicy
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
   scalar: string
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.ImagePull
+  map:
+    fields:
+    - name: bytesDone
+      type:
+        scalar: numeric
+    - name: bytesTotal
+      type:
+        scalar: numeric
+    - name: image
+      type:
+        scalar: string
+    - name: queued
+      type:
+        scalar: boolean
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.ImageRef
   scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.ImageSpec
@@ -456,6 +471,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: imageId
       type:
         scalar: string
+    - name: imagePull
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ImagePull
     - name: memory
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.MemoryUsage

@@ -61,6 +61,9 @@ type ObservedContainerApplyConfiguration struct {
 	Memory *MemoryUsageApplyConfiguration `json:"memory,omitempty"`
 	// size is the disk use.
 	Size *SizeUsageApplyConfiguration `json:"size,omitempty"`
+	// imagePull is the pull of the instance's image while the instance
+	// waits on it, before its container exists.
+	ImagePull *ImagePullApplyConfiguration `json:"imagePull,omitempty"`
 }
 
 // ObservedContainerApplyConfiguration constructs a declarative configuration of the ObservedContainer type for use with
@@ -186,5 +189,13 @@ func (b *ObservedContainerApplyConfiguration) WithMemory(value *MemoryUsageApply
 // If called multiple times, the Size field is set to the value of the last call.
 func (b *ObservedContainerApplyConfiguration) WithSize(value *SizeUsageApplyConfiguration) *ObservedContainerApplyConfiguration {
 	b.Size = value
+	return b
+}
+
+// WithImagePull sets the ImagePull field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePull field is set to the value of the last call.
+func (b *ObservedContainerApplyConfiguration) WithImagePull(value *ImagePullApplyConfiguration) *ObservedContainerApplyConfiguration {
+	b.ImagePull = value
 	return b
 }
