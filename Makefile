@@ -51,7 +51,7 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 .PHONY: test
 test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
 	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suite (internal/e2e/engine) is skipped"
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -p $(TEST_PARALLEL) ./... -count=1
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 
 # Test packages run at once. The suites mostly wait on API servers and
@@ -59,6 +59,9 @@ test: vet ## Run every test: schema, generated-code drift, controllers, facade, 
 # each suite as long as alone.
 TEST_PARALLEL ?= 4
 
+# go vet ran first, over every package: the test and fuzz builds skip
+# their own vet pass (-vet=off): vet's work is done once, not once per
+# package again and once per fuzz target.
 # Each fuzz test runs from its seed corpus in `go test`; here the fuzzer
 # also explores for FUZZTIME: a count of executions by default, since a
 # duration can end mid-run as a spurious "context deadline exceeded".
@@ -72,7 +75,7 @@ FUZZ_EXECS ?= 1000000
 fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) and print the counts; a crasher is saved under testdata/fuzz as a seed: commit it.
 	@for t in $(FUZZ_TARGETS); do \
 		log=$$(mktemp); \
-		rc=0; go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZ_EXECS)x >"$$log" 2>&1 || rc=$$?; \
+		rc=0; go test -vet=off ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZ_EXECS)x >"$$log" 2>&1 || rc=$$?; \
 		execs=$$(grep -o 'execs: [0-9]*' "$$log" | tail -1 | cut -d' ' -f2 || true); \
 		printf '%-22s %-18s %s executions, %s\n' "$${t#*:}" "$${t%%:*}" "$${execs:-?}" "$$( [ $$rc -eq 0 ] && echo ok || echo FAILED)"; \
 		if [ $$rc -ne 0 ]; then cat "$$log"; rm -f "$$log"; exit 1; fi; \
@@ -83,7 +86,7 @@ fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) a
 fuzz: ## Run each fuzz test for FUZZTIME (default 3000x: executions; or a duration, FUZZTIME=1m).
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
-		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) || exit 1; \
+		go test -vet=off ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
 ##@ Build
