@@ -277,6 +277,11 @@ func (w *worker) sync(parent context.Context) time.Duration {
 			return wait
 		}
 		s.log("Created container", "container", want.inst.Name, "id", id, "revision", rev)
+		// A new container was never started, whatever an engine that
+		// reuses ids (the embedded OS's names, the simulator's) calls it.
+		w.mu.Lock()
+		delete(w.started, id)
+		w.mu.Unlock()
 		if want.svc.Spec.Action == edgev1alpha1.ActionLoad {
 			w.setFailure(nil) // loaded is all it asks
 		}
