@@ -17,6 +17,7 @@ limitations under the License.
 package console_test
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -79,7 +80,15 @@ func kubeProxy(token string) string {
 		r.SetURL(target)
 		r.Out.Header.Del("Authorization")
 	}})
-	DeferCleanup(srv.Close)
+	DeferCleanup(func() {
+		// The page polls every few seconds: it leaves the proxy before the
+		// proxy goes, or its next poll is a refused connection in the
+		// browser's log (when the next spec is slow to navigate).
+		c, cancel := context.WithTimeout(browser, 20*time.Second)
+		defer cancel()
+		Expect(chromedp.Do(c, chromedp.Navigate("about:blank"))).To(Succeed())
+		srv.Close()
+	})
 	return srv.URL
 }
 
