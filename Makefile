@@ -50,7 +50,7 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 
 .PHONY: test
 test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
-	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suite (internal/e2e/engine) is skipped"
+	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (internal/e2e/engine/...) are skipped"
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 

@@ -14,11 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package engine_test runs the real manager and an edge agent with the
-// Docker Engine API runtime against envtest and real engines, Podman's API
-// service and Docker Engine (each started by hack/engine.sh), and checks
-// every claim through the facade and through the engine itself.
-package engine_test
+// Package engine holds the specs of the real-engine suites: the real
+// manager and an edge agent with the Docker Engine API runtime against
+// envtest and a real engine, Podman's API service (engine/podman) or Docker
+// Engine (engine/docker), each started by hack/engine.sh; every claim is
+// checked through the facade and through the engine itself. Each engine
+// is a suite of its own, so that go test runs them side by side.
+package engine
 
 import (
 	"context"
@@ -29,7 +31,6 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -50,14 +51,10 @@ var (
 	sys *e2e.System
 )
 
-func TestEngine(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Real container engine suite")
-}
-
-var _ = BeforeSuite(func() {
+// Start starts the suite's control plane and manager: the BeforeSuite of
+// each engine's suite. Without an engine (EDGEPLANE_SKIP_ENGINE=1) it
+// skips the suite.
+func Start() {
 	if testenv.EngineSkipped() {
 		fmt.Printf("engine suite skipped: %s=1\n", testenv.SkipEngineVar)
 		Skip(testenv.SkipEngineVar + "=1: the real container engine suite is skipped")
@@ -65,13 +62,14 @@ var _ = BeforeSuite(func() {
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.DeletionTimeout = 5*time.Second, 30*time.Second
 	ctx, sys = e2e.StartSuite(o)
-})
+}
 
-var _ = AfterSuite(func() {
+// Cleanup removes what the suite built: its AfterSuite.
+func Cleanup() {
 	if agentDir != "" {
 		Expect(os.RemoveAll(agentDir)).To(Succeed())
 	}
-})
+}
 
 // node is one edge node whose agent runs --runtime=docker on a private
 // engine of one kind.

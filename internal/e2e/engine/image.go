@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package engine_test
+package engine
 
 import (
 	"io"
@@ -35,7 +35,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
-var _ = Describe("The manager image built by make image", Ordered, func() {
+// ImageSpecs check the manager image on Podman: the body of an Ordered
+// container of the Podman suite.
+func ImageSpecs() {
 	var n *node
 	BeforeAll(func() {
 		var err error
@@ -104,7 +106,7 @@ var _ = Describe("The manager image built by make image", Ordered, func() {
 		got := inspect(n.eng, created.ID)
 		Expect(got.Config.User).To(Equal(image.NonRoot), "it runs as the non-root user")
 	})
-})
+}
 
 // freePort is a loopback port nobody listens on.
 func freePort() string {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package engine_test
+package engine
 
 import (
 	"fmt"
@@ -48,11 +48,9 @@ const memoryLimit = 64 << 20
 // kills is how many times the agent process is SIGKILLed mid-replacement.
 const kills = 5
 
-var _ = Describe("The agent on Podman", Ordered, func() { engineSpecs("podman") })
-var _ = Describe("The agent on Docker Engine", Ordered, func() { engineSpecs("docker") })
-
-// engineSpecs are the claims every engine must bear out, in order.
-func engineSpecs(kind string) {
+// Specs are the claims every engine must bear out, in order: the body of
+// an Ordered container of the engine's suite.
+func Specs(kind string) {
 	n := &node{kind: kind, name: "edge-" + kind + "-01"}
 	BeforeAll(n.start)
 	AfterAll(n.stop)
