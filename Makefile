@@ -190,6 +190,12 @@ bench-aggregated: build ## The facade both ways in, side by side on one kube-api
 outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
 	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./internal/e2e/outage -count=1 -v -run TestAPIServerOutage
 
+.PHONY: slow-pull
+slow-pull: ## The real-engine pull spec with a SLOW_PULL (2m) pull instead of make test's 8 s, on Podman and Docker Engine side by side: the node stays online, another service runs, the progress shows.
+	EDGEPLANE_SLOW_PULL=$(SLOW_PULL) KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off ./internal/e2e/engine/... -count=1 -v -ginkgo.focus 'pull slower' -ginkgo.v -timeout 30m
+
+SLOW_PULL ?= 2m
+
 .PHONY: bench-agent
 bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20

@@ -139,6 +139,16 @@ func (n *node) agentProcess() *exec.Cmd {
 // that a stalled pull is cut within the suite's patience.
 const pullDeadline = 3 * time.Second
 
+// slowPull is how long the pull spec's slow pull takes: 8 s, over the
+// node's grace of 5 s, or EDGEPLANE_SLOW_PULL (make test-slow-pull: 2m).
+var slowPull = func() time.Duration {
+	d, err := time.ParseDuration(os.Getenv("EDGEPLANE_SLOW_PULL"))
+	if err != nil || d < 8*time.Second {
+		return 8 * time.Second
+	}
+	return d
+}()
+
 // agentDir holds the agent binary, removed after the suite.
 var agentDir string
 

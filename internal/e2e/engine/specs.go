@@ -335,6 +335,7 @@ func Specs(kind string) {
 			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(auths)}}
 		Expect(sys.Client.Create(ctx, creds)).To(Succeed())
 		slow, local := "slow-"+kind, "local-"+kind
+		others := len(managedIDs())
 
 		By("a stalled link: the pull is cut after the progress deadline, and tried again after a back-off")
 		link.SetRate(-1)
@@ -363,13 +364,12 @@ func Specs(kind string) {
 		}))).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(only(g, local)).To(HaveKeyWithValue("status", "running")) }).WithTimeout(30 * time.Second).Should(Succeed())
 
-		By("a slow link: the next attempt takes longer than the grace period, with the node online and its progress shown")
-		// About eight seconds for the layer (half of busybox, gzipped),
-		// over a node grace of five.
+		By(fmt.Sprintf("a slow link: the next attempt takes about %s, longer than the grace period, with the node online and its progress shown", slowPull))
+		// The layer is about half of busybox, gzipped.
 		bb, err := os.Stat("/bin/busybox")
 		Expect(err).NotTo(HaveOccurred())
-		link.SetRate(max(bb.Size()/2/8, 16<<10))
-		progressed, offline := false, []any{}
+		link.SetRate(max(bb.Size()/2/int64(slowPull/time.Second), 1<<10))
+		progressed, offline, began := false, []any{}, time.Now()
 		Eventually(func(g Gomega) {
 			if st := sys.List(ctx, "/api/v1/node", "name", n.name).List[0]["status"]; st != "online" {
 				offline = append(offline, st)
@@ -382,15 +382,16 @@ func Specs(kind string) {
 				g.Expect(meta.FindStatusCondition(svc.Status.Conditions, edgev1alpha1.ConditionProgressing).Message).To(ContainSubstring("pulling image "+link.Addr()+"/edgeplane/slow:1 on node "+n.name+": "), "kubectl get es shows it")
 			}
 			g.Expect(c).To(HaveKeyWithValue("status", "running"))
-		}).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(2*slowPull + time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		Expect(offline).To(BeEmpty(), "the node stays online while it pulls")
 		Expect(progressed).To(BeTrue(), "bytes received were shown while the image was pulled")
+		By(fmt.Sprintf("the slow pull took %s to running, the node online throughout", time.Since(began).Round(time.Second)))
 		Expect(only(Default, slow)).To(And(HaveKeyWithValue("deployStatus", "success"), HaveKeyWithValue("imagePull", BeNil()), HaveKeyWithValue("failedMessage", BeNil())))
 
 		for _, name := range []string{slow, local} {
 			Expect(sys.Client.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})).To(Succeed())
 		}
-		Eventually(func() []string { return managedIDs() }).Should(HaveLen(2), "only web and cache are left")
+		Eventually(func() []string { return managedIDs() }).Should(HaveLen(others), "only the earlier specs' containers are left")
 	})
 
 	It("leaves exactly one container per instance, and no orphan, when the agent is SIGKILLed at random moments of replacements", func() {
