@@ -42,6 +42,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/crypto/bcrypt"
 
 	// The registry's in-memory storage and htpasswd authentication.
@@ -81,6 +82,10 @@ func Start(users map[string]string, dir string) (*Registry, error) {
 	cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "edgeplane-test", "path": htpasswd}}
 	cfg.Log.Level = "error"
 	cfg.Log.AccessLog.Disabled = true
+	// handlers.NewApp logs through logrus's standard logger, which
+	// cfg.Log does not configure: each request's lines would bury a
+	// failing suite's output and a bench's figures.
+	logrus.SetLevel(logrus.ErrorLevel)
 	cfg.HTTP.Addr = l.Addr().String()
 	app := handlers.NewApp(context.Background(), cfg)
 	r := &Registry{Host: l.Addr().String(), srv: &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}}
