@@ -83,9 +83,10 @@ func Start(users map[string]string, dir string) (*Registry, error) {
 	cfg.Log.Level = "error"
 	cfg.Log.AccessLog.Disabled = true
 	// handlers.NewApp logs through logrus's standard logger, which
-	// cfg.Log does not configure: each request's lines would bury a
-	// failing suite's output and a bench's figures.
-	logrus.SetLevel(logrus.ErrorLevel)
+	// cfg.Log does not configure: each request's lines (and an error line
+	// for each blob a push asks about first) would bury a failing suite's
+	// output and a bench's figures. Clients get every error as a response.
+	logrus.SetLevel(logrus.FatalLevel)
 	cfg.HTTP.Addr = l.Addr().String()
 	app := handlers.NewApp(context.Background(), cfg)
 	r := &Registry{Host: l.Addr().String(), srv: &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}}
