@@ -44,6 +44,9 @@ type fakeRuntime struct {
 	// listGate, when set, holds every List until it closes; creates
 	// counts Create calls.
 	listGate chan struct{}
+	// pingGate, when set, holds every Ping until it closes or the call's
+	// deadline passes: an engine that stopped answering.
+	pingGate chan struct{}
 	creates  int
 	events   chan string
 	next     int
@@ -55,7 +58,32 @@ func newFakeRuntime() *fakeRuntime {
 		pulls: map[string]int{}, live: map[string]func(PullProgress){}, events: make(chan string, 1024)}
 }
 
-func (f *fakeRuntime) Ping(context.Context) error { return nil }
+func (f *fakeRuntime) Ping(ctx context.Context) error {
+	f.mu.Lock()
+	gate := f.pingGate
+	f.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hangPings makes every Ping hang (true) or answer (false).
+func (f *fakeRuntime) hangPings(hang bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if hang {
+		f.pingGate = make(chan struct{})
+	} else if f.pingGate != nil {
+		close(f.pingGate)
+		f.pingGate = nil
+	}
+}
 func (f *fakeRuntime) Info(context.Context) (RuntimeInfo, error) {
 	return RuntimeInfo{Type: "linux", Arch: "amd64", RuntimeVersion: "fake"}, nil
 }

@@ -19,6 +19,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,3 +238,72 @@ func TestAdoptsBeforeItCreates(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// runtimeStatus is the newest report's RuntimeReady status, "" before any.
+func (tn *testNode) runtimeStatus() metav1.ConditionStatus {
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	if len(tn.reports) == 0 || tn.reports[len(tn.reports)-1].runtime == nil {
+		return ""
+	}
+	return tn.reports[len(tn.reports)-1].runtime.Status
+}
+
+// TestHungEngineIsNotReady: an engine whose pings hang is reported not
+// ready within the probe's bound, its Lease still renewed; once it answers
+// again it is ready again.
+func TestHungEngineIsNotReady(t *testing.T) {
+	rt := newFakeRuntime()
+	tn := startTestNode(t, rt)
+	eventually(t, "the engine is reported ready", func() bool { return tn.runtimeStatus() == metav1.ConditionTrue })
+
+	rt.hangPings(true)
+	eventually(t, "an engine that stopped answering is reported not ready", func() bool { return tn.runtimeStatus() == metav1.ConditionFalse })
+	renewed := tn.renewals.Load()
+	eventually(t, "the Lease is renewed while pings hang", func() bool { return tn.renewals.Load() >= renewed+5 })
+	tn.mu.Lock()
+	msg := tn.reports[len(tn.reports)-1].runtime.Message
+	tn.mu.Unlock()
+	if !strings.Contains(msg, "deadline exceeded") {
+		t.Errorf("the condition's message is %q, want the probe's deadline", msg)
+	}
+
+	rt.hangPings(false)
+	eventually(t, "the engine is ready again once it answers", func() bool { return tn.runtimeStatus() == metav1.ConditionTrue })
+}
+
+// TestHealthProbe: a probe says whether the engine's state changed, and
+// the condition follows it.
+func TestHealthProbe(t *testing.T) {
+	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		pings   []bool // each probe hangs (true) or answers
+		changed []bool
+		want    metav1.ConditionStatus
+	}{
+		{"first answer", []bool{false}, []bool{true}, metav1.ConditionTrue},
+		{"first probe hangs", []bool{true}, []bool{true}, metav1.ConditionFalse},
+		{"steady", []bool{false, false, false}, []bool{true, false, false}, metav1.ConditionTrue},
+		{"goes down, stays down", []bool{false, true, true}, []bool{true, true, false}, metav1.ConditionFalse},
+		{"comes back", []bool{true, true, false}, []bool{true, false, true}, metav1.ConditionTrue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHealth(20*time.Millisecond, func(string, ...any) {})
+			if h.condition() != nil {
+				t.Fatal("a condition before the first probe")
+			}
+			for i, hang := range tc.pings {
+				rt := newFakeRuntime()
+				rt.hangPings(hang)
+				if got := h.probe(context.Background(), rt, now.Add(time.Duration(i)*time.Second)); got != tc.changed[i] {
+					t.Errorf("probe %d: changed %v, want %v", i, got, tc.changed[i])
+				}
+			}
+			c := h.condition()
+			if c.Status != tc.want || h.ready() != (tc.want == metav1.ConditionTrue) {
+				t.Errorf("condition %s (ready %v), want %s", c.Status, h.ready(), tc.want)
+			}
+		})
+	}
+}
