@@ -65,8 +65,9 @@ type EdgeServiceReconciler struct {
 	// informer's store itself: a List would copy each node's struct.
 	Informers cache.Informers
 
-	history *configHistory
-	load    *nodeLoad
+	history  *configHistory
+	load     *nodeLoad
+	unplaced *unplaced
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -95,6 +96,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.unplaced.mark(req.NamespacedName, int32(len(p.instances)) < p.desired)
 
 	records, err := r.listRecords(ctx, svc)
 	if err != nil {
@@ -485,13 +487,18 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history, r.load = newConfigHistory(), newNodeLoad()
+	r.history, r.load, r.unplaced = newConfigHistory(), newNodeLoad(), newUnplaced()
 	if err := r.keepHistory(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	wakeUnplaced := func(q queue) {
+		for _, k := range r.unplaced.keys() {
+			q.Add(reconcile.Request{NamespacedName: k})
+		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("edgeservice").
@@ -511,10 +518,15 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 				r.history.observe(svc)
 				r.load.set(svc.UID, svc.Status.Containers)
 				enqueue(q, e.ObjectNew)
+				if len(svc.Status.Containers) < len(e.ObjectOld.(*edgev1alpha1.EdgeService).Status.Containers) {
+					wakeUnplaced(q)
+				}
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
+				r.unplaced.mark(client.ObjectKeyFromObject(e.Object), false)
+				wakeUnplaced(q)
 			},
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
 		}).
@@ -593,6 +605,12 @@ func (r *EdgeServiceReconciler) keepHistory(ctx context.Context, c cache.Cache) 
 // type or labels changed, every dynamic service.
 func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], old, n *edgev1alpha1.EdgeNode) {
 	lists := []client.MatchingFields{{index.ServiceByNode: n.Name}}
+	// Room on the node: the services short of instances may take it.
+	if old == nil || capacityOf(n) > capacityOf(old) || n.Status.ContainerManagedTotal < old.Status.ContainerManagedTotal {
+		for _, k := range r.unplaced.keys() {
+			q.Add(reconcile.Request{NamespacedName: k})
+		}
+	}
 	if old == nil || old.Status.Status != n.Status.Status || available(old) != available(n) || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
 	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {

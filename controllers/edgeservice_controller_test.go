@@ -234,6 +234,56 @@ var _ = Describe("EdgeService placement and deployment", func() {
 	})
 })
 
+var _ = Describe("EdgeService placement within what nodes hold", func() {
+	It("never places more on a node than its maxInstances, says so for a factor above the fleet's, and wedges nothing", func() {
+		ns := newNamespace()
+		sel := map[string]string{"pool": ns}
+		var nodes []string
+		for _, n := range []string{"cap-a", "cap-b"} {
+			node := createNode(n+"-"+ns, "linux", zoned(ns, sel))
+			patch := client.MergeFrom(node.DeepCopy())
+			node.Spec.MaxInstances = ptr.To[int32](3)
+			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+			keepAlive(node.Name)
+			nodes = append(nodes, node.Name)
+		}
+		for _, n := range nodes {
+			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
+		}
+
+		big := newDynamic(ns, "everywhere", 10000, sel)
+		Expect(k8sClient.Create(ctx, big)).To(Succeed())
+		perNode := map[string]int{}
+		for _, i := range waitInstances(big, 6) {
+			perNode[i.NodeName]++
+		}
+		Expect(perNode).To(Equal(map[string]int{nodes[0]: 3, nodes[1]: 3}))
+		Eventually(condition(big, edgev1alpha1.ConditionDegraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", edgev1alpha1.ReasonPlacementFailed),
+			HaveField("Message", ContainSubstring("is full (2 nodes, maxInstances 6 in all); 6 of 10000 instances placed")),
+		))
+		Eventually(condition(big, "Stalled")).Should(HaveField("Status", metav1.ConditionTrue))
+		Eventually(func() []string { return eventReasons(ns, big.Name) }).Should(ContainElement(edgev1alpha1.ReasonPlacementFailed))
+		Consistently(func() int { return len(getService(ns, big.Name).Status.Containers) }, time.Second).Should(Equal(6))
+
+		By("a node given room takes more")
+		node := getNode(nodes[0])
+		patch := client.MergeFrom(node.DeepCopy())
+		node.Spec.MaxInstances = ptr.To[int32](5)
+		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+		waitInstances(big, 8)
+
+		By("the next service places once the big one is gone")
+		small := newDynamic(ns, "small", 2, sel)
+		Expect(k8sClient.Create(ctx, small)).To(Succeed())
+		Eventually(condition(small, edgev1alpha1.ConditionDegraded)).Should(HaveField("Message", ContainSubstring("0 of 2 instances placed")))
+		Expect(k8sClient.Delete(ctx, big)).To(Succeed())
+		waitInstances(small, 2)
+		Eventually(condition(small, edgev1alpha1.ConditionDegraded)).Should(HaveField("Status", metav1.ConditionFalse))
+	})
+})
+
 var _ = Describe("EdgeService deletion", func() {
 	It("waits for agents to remove the containers", func() {
 		ns := newNamespace()

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -48,6 +49,18 @@ func nodeOS(n *edgev1alpha1.EdgeNode) string {
 		return n.Status.NodeInfo.Type
 	}
 	return n.Spec.Type
+}
+
+// capacityOf is how many instances placement puts on a node: its spec's
+// maxInstances, else what its agent reports, else the default.
+func capacityOf(n *edgev1alpha1.EdgeNode) int {
+	switch {
+	case n.Spec.MaxInstances != nil:
+		return int(*n.Spec.MaxInstances)
+	case n.Status.NodeInfo != nil && n.Status.NodeInfo.MaxInstances > 0:
+		return int(n.Status.NodeInfo.MaxInstances)
+	}
+	return edgev1alpha1.DefaultMaxInstances
 }
 
 // timeIn is how long a node has been in state, from its Ready condition's
@@ -116,6 +129,14 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		byNode[inst.NodeName] = append(byNode[inst.NodeName], inst)
 	}
 	var p placement
+	// A node's load is what is placed on it, or what its agent reports
+	// when more (containers still being removed); added counts what this
+	// pass places.
+	added := map[string]int{}
+	load := func(n *edgev1alpha1.EdgeNode) int {
+		return max(r.load.of(n.Name), int(n.Status.ContainerManagedTotal)) + added[n.Name]
+	}
+	room := func(n *edgev1alpha1.EdgeNode) bool { return load(n) < capacityOf(n) }
 	fits := func(n *edgev1alpha1.EdgeNode) string {
 		if os := nodeOS(n); os != ref.OS {
 			if os == "" {
@@ -140,8 +161,11 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 			}
 			if existing := byNode[name]; len(existing) > 0 {
 				p.instances = append(p.instances, existing[0])
+			} else if !room(n) {
+				p.problems = append(p.problems, fmt.Sprintf("node %s is full: %d instances placed, maxInstances %d", name, load(n), capacityOf(n)))
 			} else {
 				p.instances = append(p.instances, r.newInstance(svc, name, now))
+				added[name]++
 			}
 		}
 		return p, nil
@@ -218,28 +242,33 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	}
 	// Too few: add to the available nodes with the fewest instances. Most
 	// reconciles place nothing and skip going through every node.
+	// A node with no room left takes no new instance.
 	var online []*edgev1alpha1.EdgeNode
+	avail, capacity := 0, 0
 	if int32(len(keep)) < p.desired {
 		all, err := everyNode()
 		if err != nil {
 			return p, err
 		}
 		for _, n := range all {
-			if eligible(n) && available(n) {
+			if !eligible(n) || !available(n) {
+				continue
+			}
+			avail, capacity = avail+1, capacity+capacityOf(n)
+			if room(n) {
 				online = append(online, n)
 			}
 		}
 	}
 	// Fewest instances of this service, then the lightest load, then by
-	// name: one pass, no sort, the same node whatever the order. A node's
-	// load is what is placed on it, or what its agent reports when more
-	// (containers still being removed).
-	load := func(n *edgev1alpha1.EdgeNode) int {
-		return max(r.load.of(n.Name), int(n.Status.ContainerManagedTotal))
-	}
+	// name: one pass, no sort, the same node whatever the order.
 	for int32(len(keep)) < p.desired {
 		if len(online) == 0 {
-			p.problems = append(p.problems, fmt.Sprintf("no online node with a reachable runtime runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
+			if avail > 0 {
+				p.problems = append(p.problems, fmt.Sprintf("every online node that runs %s and matches nodeSelector is full (%d nodes, maxInstances %d in all); %d of %d instances placed", ref.OS, avail, capacity, len(keep), p.desired))
+			} else {
+				p.problems = append(p.problems, fmt.Sprintf("no online node with a reachable runtime runs %s and matches nodeSelector; %d of %d instances placed", ref.OS, len(keep), p.desired))
+			}
 			break
 		}
 		best, bestLoad := online[0], load(online[0])
@@ -256,7 +285,11 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 		}
 		keep = append(keep, r.newInstance(svc, best.Name, now))
 		count[best.Name]++
+		added[best.Name]++
 		nodes[best.Name] = best
+		if !room(best) {
+			online = slices.DeleteFunc(online, func(n *edgev1alpha1.EdgeNode) bool { return n == best })
+		}
 	}
 	p.instances = keep
 	return p, nil

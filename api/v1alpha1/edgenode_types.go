@@ -66,7 +66,20 @@ type EdgeNodeSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]{1,32}$`
 	Arch string `json:"arch,omitempty"`
+
+	// maxInstances is how many service instances placement puts on the
+	// node, overriding what its agent reports in
+	// status.nodeInfo.maxInstances. 0 places no new instance on it (those
+	// already there stay). A lower value moves nothing away.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2000
+	MaxInstances *int32 `json:"maxInstances,omitempty"`
 }
+
+// DefaultMaxInstances is how many instances a node holds when neither its
+// spec nor its agent says: the kubelet's default maxPods.
+const DefaultMaxInstances = 110
 
 // NodeInfo describes the node as its agent sees it.
 type NodeInfo struct {
@@ -94,6 +107,13 @@ type NodeInfo struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	AgentVersion string `json:"agentVersion,omitempty"`
+
+	// maxInstances is how many service instances the agent runs and
+	// reports (its --max-instances); spec.maxInstances overrides it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2000
+	MaxInstances int32 `json:"maxInstances,omitempty"`
 }
 
 // CPUUsage is a container's CPU use in percent (10 means 10%).
@@ -311,6 +331,7 @@ type EdgeNodeStatus struct {
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.status.conditions[?(@.type=="RuntimeReady")].reason`
 // +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.containerRunning`
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.containerTotal`
+// +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.status.nodeInfo.maxInstances`,priority=1
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type EdgeNode struct {

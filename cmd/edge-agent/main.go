@@ -73,6 +73,7 @@ func run(ctx context.Context, args []string) error {
 		showVersion                                                                         bool
 	)
 	fs.StringVar(&runtime, "runtime", "docker", "Container runtime: docker (the Docker Engine API of Docker or Podman), or sim (simulated nodes, for development, tests and scale runs).")
+	fs.IntVar(&o.MaxInstances, "max-instances", o.MaxInstances, "Service instances the node holds, 1 to 2000, reported for placement; the EdgeNode's spec.maxInstances overrides it.")
 	fs.IntVar(&o.MaxParallelImagePulls, "max-parallel-image-pulls", o.MaxParallelImagePulls, "Pulls of one node at once; 1 pulls one image at a time. Instances of one image share one pull.")
 	fs.DurationVar(&o.ImagePullProgressDeadline, "image-pull-progress-deadline", o.ImagePullProgressDeadline, "A pull that makes no progress for this long is cut, and tried again after a back-off.")
 	fs.StringVar(&endpoint, "runtime-endpoint", "", "docker: the engine's API address, e.g. unix:///run/podman/podman.sock; empty means DOCKER_HOST, else unix:///var/run/docker.sock.")
@@ -121,6 +122,9 @@ func run(ctx context.Context, args []string) error {
 	if printRBAC != "" {
 		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
 		return nil
+	}
+	if o.MaxInstances < 1 || o.MaxInstances > 2000 {
+		return fmt.Errorf("--max-instances %d: must be 1 to 2000 (status.containers holds 2,048 entries, some for containers edgeplane does not manage)", o.MaxInstances)
 	}
 	o.StateDir = stateDir
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))

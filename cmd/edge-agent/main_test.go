@@ -85,6 +85,8 @@ func TestBadFlags(t *testing.T) {
 		{"--runtime=sim", "--silence=edge-01:soon"},
 		{"--runtime=sim", "--stall-pulls=("},
 		{"--labels=novalue"},
+		{"--runtime=sim", "--max-instances=0"},
+		{"--runtime=sim", "--max-instances=2001"},
 	} {
 		if err := run(context.Background(), args); err == nil {
 			t.Errorf("edge-agent %v: no error", args)

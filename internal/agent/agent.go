@@ -93,6 +93,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// AgentVersion is reported in the node's nodeInfo.
 	AgentVersion string
+	// MaxInstances is how many instances the node holds, reported in its
+	// nodeInfo for placement (the node's spec.maxInstances overrides it).
+	MaxInstances int
 	// StateDir holds each node's state file, <node>.json: its last
 	// desired state, to start from while the API server cannot be
 	// reached. Empty keeps none.
@@ -120,6 +123,7 @@ func DefaultOptions() Options {
 		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
 		AgentVersion: "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
 		MaxParallelImagePulls: DefaultMaxParallelImagePulls, ImagePullProgressDeadline: time.Minute,
+		MaxInstances: edgev1alpha1.DefaultMaxInstances,
 	}
 }
 
@@ -139,6 +143,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	d := DefaultOptions()
 	if o.RuntimeProbeInterval <= 0 {
 		o.RuntimeProbeInterval = d.RuntimeProbeInterval
+	}
+	if o.MaxInstances <= 0 {
+		o.MaxInstances = d.MaxInstances
 	}
 	if o.MaxParallelImagePulls <= 0 {
 		o.MaxParallelImagePulls = d.MaxParallelImagePulls

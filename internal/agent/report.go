@@ -58,6 +58,8 @@ type reporter struct {
 	reportedCounts  *Counts
 	reportedRuntime *metav1.Condition
 	lastPull        time.Time
+	// dropped is how many containers the last report left out.
+	dropped int
 	// apply writes a report; ApplyStatus unless a test says otherwise.
 	apply func(ctx context.Context, r report) error
 }
@@ -240,12 +242,21 @@ func (r *reporter) report(ctx context.Context) error {
 	}
 	sort.Slice(containers, func(i, j int) bool { return containers[i].Name < containers[j].Name })
 	counts := Count(containers, serviceOfTask)
+	containers, dropped := withinMaxItems(containers)
+	if dropped != r.dropped {
+		r.dropped = dropped
+		if dropped > 0 {
+			s.o.Log.Info("The node runs more containers than its status holds: those edgeplane does not manage are left out first; the counts count every one",
+				"node", s.Name, "reported", len(containers), "left out", dropped)
+		}
+	}
 	runtime := s.health.condition()
 	if r.reportedCounts != nil && *r.reportedCounts == counts && reflect.DeepEqual(containers, r.reported) && reflect.DeepEqual(runtime, r.reportedRuntime) {
 		return nil
 	}
 	rep := report{
-		info:    edgev1alpha1.NodeInfo{Type: info.Type, Arch: info.Arch, OSVersion: info.OSVersion, RuntimeVersion: info.RuntimeVersion, AgentVersion: s.o.AgentVersion},
+		info: edgev1alpha1.NodeInfo{Type: info.Type, Arch: info.Arch, OSVersion: info.OSVersion, RuntimeVersion: info.RuntimeVersion,
+			AgentVersion: s.o.AgentVersion, MaxInstances: int32(s.o.MaxInstances)},
 		boot:    info.boot,
 		runtime: runtime, containers: containers, counts: counts,
 	}
@@ -255,6 +266,29 @@ func (r *reporter) report(ctx context.Context) error {
 	s.o.Log.V(1).Info("Reported", "node", s.Name, "containers", len(containers))
 	r.reported, r.reportedCounts, r.reportedRuntime = containers, &counts, runtime
 	return nil
+}
+
+// maxReported is how many containers status.containers holds: the CRD's
+// maxItems. A report of more would be refused, again and again.
+const maxReported = 2048
+
+// withinMaxItems keeps a report within maxReported entries, by name: the
+// instances edgeplane manages first, then the engine's other containers.
+// It says how many it left out.
+func withinMaxItems(cs []edgev1alpha1.ObservedContainer) ([]edgev1alpha1.ObservedContainer, int) {
+	if len(cs) <= maxReported {
+		return cs, 0
+	}
+	out := make([]edgev1alpha1.ObservedContainer, 0, maxReported)
+	for _, managed := range []bool{true, false} {
+		for _, c := range cs {
+			if (c.TaskID != "") == managed && len(out) < maxReported {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, len(cs) - len(out)
 }
 
 // imagePull is the status of a pull an instance waits on.

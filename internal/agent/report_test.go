@@ -17,10 +17,15 @@ limitations under the License.
 package agent
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 func TestReportDue(t *testing.T) {
@@ -87,5 +92,48 @@ func TestChangedKeepsTheFirst(t *testing.T) {
 	r.changed()
 	if !reportDue(r.dirty, r.since, clk.Now(), r.s.o.MinReportInterval) {
 		t.Fatal("a change 1 s after the first is not reported: each change pushed the report back")
+	}
+}
+
+// A node running more containers than its status holds reports the ones
+// edgeplane manages first, and never more than the schema accepts.
+func TestWithinMaxItems(t *testing.T) {
+	entries := func(managed, others int) []edgev1alpha1.ObservedContainer {
+		var cs []edgev1alpha1.ObservedContainer
+		for i := range managed {
+			cs = append(cs, edgev1alpha1.ObservedContainer{Name: fmt.Sprintf("m-%04d", i), TaskID: fmt.Sprintf("t-%d", i)})
+		}
+		for i := range others {
+			cs = append(cs, edgev1alpha1.ObservedContainer{Name: fmt.Sprintf("a-%04d", i)})
+		}
+		// As the reporter has them: by name.
+		slices.SortFunc(cs, func(a, b edgev1alpha1.ObservedContainer) int { return strings.Compare(a.Name, b.Name) })
+		return cs
+	}
+	for _, tc := range []struct {
+		name                     string
+		managed, others          int
+		wantManaged, wantLeftOut int
+	}{
+		{"within", 100, 10, 100, 0},
+		{"exactly full", 2000, 48, 2000, 0},
+		{"others left out first", 2000, 100, 2000, 52},
+		{"managed beyond what fits", 2100, 5, 2048, 57},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, left := withinMaxItems(entries(tc.managed, tc.others))
+			managed := 0
+			for i, c := range out {
+				if c.TaskID != "" {
+					managed++
+				}
+				if i > 0 && out[i-1].Name >= c.Name {
+					t.Fatalf("not sorted by name at %d", i)
+				}
+			}
+			if len(out) > maxReported || managed != tc.wantManaged || left != tc.wantLeftOut {
+				t.Fatalf("%d entries, %d managed, %d left out; want %d managed, %d left out", len(out), managed, left, tc.wantManaged, tc.wantLeftOut)
+			}
+		})
 	}
 }

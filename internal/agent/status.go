@@ -43,6 +43,9 @@ func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1a
 			f.set(f.v)
 		}
 	}
+	if info.MaxInstances > 0 {
+		ni.WithMaxInstances(info.MaxInstances)
+	}
 	st := acv1alpha1.EdgeNodeStatus().WithNodeInfo(ni).
 		WithContainerTotal(counts.ContainerTotal).WithContainerRunning(counts.ContainerRunning).
 		WithContainerManagedTotal(counts.ContainerManagedTotal).WithContainerManagedRunning(counts.ContainerManagedRunning).

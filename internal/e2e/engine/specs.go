@@ -111,6 +111,7 @@ func Specs(kind string) {
 			en := &edgev1alpha1.EdgeNode{}
 			g.Expect(sys.Client.Get(ctx, ctrlclient.ObjectKey{Name: n.name}, en)).To(Succeed())
 			g.Expect(en.Status.NodeInfo.RuntimeVersion).To(ContainSubstring(map[string]string{"podman": "Podman Engine", "docker": "Docker Engine"}[kind]))
+			g.Expect(en.Status.NodeInfo.MaxInstances).To(BeNumerically("==", edgev1alpha1.DefaultMaxInstances), "what placement may put on it")
 			g.Expect(en.Status.ContainerTotal).To(BeNumerically("==", 2))
 			g.Expect(en.Status.ContainerManagedTotal).To(BeNumerically("==", 1))
 		}).Should(Succeed())

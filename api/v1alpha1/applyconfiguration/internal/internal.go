@@ -151,6 +151,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: arch
       type:
         scalar: string
+    - name: maxInstances
+      type:
+        scalar: numeric
     - name: tls
       type:
         scalar: boolean
@@ -436,6 +439,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: arch
       type:
         scalar: string
+    - name: maxInstances
+      type:
+        scalar: numeric
     - name: osVersion
       type:
         scalar: string

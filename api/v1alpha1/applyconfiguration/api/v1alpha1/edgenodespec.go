@@ -34,6 +34,11 @@ type EdgeNodeSpecApplyConfiguration struct {
 	// arch is the expected CPU architecture, such as amd64 or arm64. The agent
 	// reports the real one in status.nodeInfo.arch.
 	Arch *string `json:"arch,omitempty"`
+	// maxInstances is how many service instances placement puts on the
+	// node, overriding what its agent reports in
+	// status.nodeInfo.maxInstances. 0 places no new instance on it (those
+	// already there stay). A lower value moves nothing away.
+	MaxInstances *int32 `json:"maxInstances,omitempty"`
 }
 
 // EdgeNodeSpecApplyConfiguration constructs a declarative configuration of the EdgeNodeSpec type for use with
@@ -71,5 +76,13 @@ func (b *EdgeNodeSpecApplyConfiguration) WithType(value string) *EdgeNodeSpecApp
 // If called multiple times, the Arch field is set to the value of the last call.
 func (b *EdgeNodeSpecApplyConfiguration) WithArch(value string) *EdgeNodeSpecApplyConfiguration {
 	b.Arch = &value
+	return b
+}
+
+// WithMaxInstances sets the MaxInstances field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxInstances field is set to the value of the last call.
+func (b *EdgeNodeSpecApplyConfiguration) WithMaxInstances(value int32) *EdgeNodeSpecApplyConfiguration {
+	b.MaxInstances = &value
 	return b
 }

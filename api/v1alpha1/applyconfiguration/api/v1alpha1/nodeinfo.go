@@ -33,6 +33,9 @@ type NodeInfoApplyConfiguration struct {
 	RuntimeVersion *string `json:"runtimeVersion,omitempty"`
 	// agentVersion is the version of the edge agent.
 	AgentVersion *string `json:"agentVersion,omitempty"`
+	// maxInstances is how many service instances the agent runs and
+	// reports (its --max-instances); spec.maxInstances overrides it.
+	MaxInstances *int32 `json:"maxInstances,omitempty"`
 }
 
 // NodeInfoApplyConfiguration constructs a declarative configuration of the NodeInfo type for use with
@@ -78,5 +81,13 @@ func (b *NodeInfoApplyConfiguration) WithRuntimeVersion(value string) *NodeInfoA
 // If called multiple times, the AgentVersion field is set to the value of the last call.
 func (b *NodeInfoApplyConfiguration) WithAgentVersion(value string) *NodeInfoApplyConfiguration {
 	b.AgentVersion = &value
+	return b
+}
+
+// WithMaxInstances sets the MaxInstances field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxInstances field is set to the value of the last call.
+func (b *NodeInfoApplyConfiguration) WithMaxInstances(value int32) *NodeInfoApplyConfiguration {
+	b.MaxInstances = &value
 	return b
 }

@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// unplaced are the services placement left short of instances. What frees
+// room (a service deleted or made smaller, a node given more room or
+// running fewer containers) wakes them: nothing about them changed, so
+// no other event would.
+type unplaced struct {
+	mu  sync.Mutex
+	set map[types.NamespacedName]struct{}
+}
+
+func newUnplaced() *unplaced { return &unplaced{set: map[types.NamespacedName]struct{}{}} }
+
+// mark records whether a service is short of instances. A nil set, of a
+// reconciler built without SetupWithManager, records nothing.
+func (u *unplaced) mark(key types.NamespacedName, short bool) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if short {
+		u.set[key] = struct{}{}
+	} else {
+		delete(u.set, key)
+	}
+}
+
+// keys lists the services short of instances.
+func (u *unplaced) keys() []types.NamespacedName {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(u.set))
+	for k := range u.set {
+		out = append(out, k)
+	}
+	return out
+}
