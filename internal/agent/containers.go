@@ -19,6 +19,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"maps"
+	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,10 @@ type containerCache struct {
 	// last stats of running containers.
 	known   map[string]*cached
 	figures map[string]Stats
+	// signalled are the figures as of the last time they asked for a
+	// report, at signalledAt.
+	signalled   map[string]Stats
+	signalledAt time.Time
 	// seq orders refreshes: a list forgets only the containers not
 	// refreshed since it began, not one a worker just created.
 	seq uint64
@@ -68,6 +74,7 @@ func (cc *containerCache) runtimeDown() {
 	cc.listed.Store(false)
 	cc.mu.Lock()
 	clear(cc.figures)
+	clear(cc.signalled)
 	cc.mu.Unlock()
 	cc.poke()
 }
@@ -285,19 +292,61 @@ func (cc *containerCache) running() []string {
 	return ids
 }
 
-// merge keeps the figures of containers that still run.
-func (cc *containerCache) merge(figures map[string]Stats) {
+// merge keeps the figures of containers that still run. It asks for a
+// report only when a container's figures moved past their thresholds
+// (figuresMoved), a container has its first, or figures have not asked for
+// one in figureRefresh: a steady node's figures cost no write every
+// interval (docs/scaling.md, option 2). A report for any other change
+// takes the latest figures along.
+func (cc *containerCache) merge(figures map[string]Stats, now time.Time) {
 	cc.mu.Lock()
 	for id := range cc.figures {
 		if k := cc.known[id]; k == nil || k.c.State != edgev1alpha1.ContainerRunning {
 			delete(cc.figures, id)
 		}
 	}
+	moved := !now.Before(cc.signalledAt.Add(figureRefresh))
 	for id, st := range figures {
 		if k := cc.known[id]; k != nil && k.c.State == edgev1alpha1.ContainerRunning {
 			cc.figures[id] = st
+			if old, ok := cc.signalled[id]; !ok || figuresMoved(old, st) {
+				moved = true
+			}
 		}
 	}
+	if !moved {
+		cc.mu.Unlock()
+		return
+	}
+	cc.signalled, cc.signalledAt = maps.Clone(cc.figures), now
 	cc.mu.Unlock()
 	cc.s.reporter.changed()
+}
+
+// figureRefresh is how stale reported figures may grow on a steady node.
+const figureRefresh = 5 * time.Minute
+
+// figuresMoved says whether a container's figures moved enough since a to
+// be worth a report: 5 points of CPU, 10 % of memory or disk use (and at
+// least 1 MiB), a limit, or figures that came or went.
+func figuresMoved(a, b Stats) bool {
+	if (a.CPU == nil) != (b.CPU == nil) || (a.Memory == nil) != (b.Memory == nil) || (a.Size == nil) != (b.Size == nil) {
+		return true
+	}
+	if a.CPU != nil && math.Abs(a.CPU.Total-b.CPU.Total) >= 5 {
+		return true
+	}
+	if a.Memory != nil && (a.Memory.Limit != b.Memory.Limit || grew(a.Memory.Usage, b.Memory.Usage)) {
+		return true
+	}
+	return a.Size != nil && (a.Size.Limit != b.Size.Limit || grew(a.Size.Usage, b.Size.Usage))
+}
+
+// grew says whether a byte count changed by 10 % of a, and by 1 MiB.
+func grew(a, b int64) bool {
+	d := b - a
+	if d < 0 {
+		d = -d
+	}
+	return d >= 1<<20 && d*10 >= a
 }

@@ -48,14 +48,16 @@ type fakeRuntime struct {
 	// deadline passes: an engine that stopped answering.
 	pingGate chan struct{}
 	creates  int
-	events   chan string
-	next     int
+	// cpu is every running container's CPU figure; below 0, no stats.
+	cpu    float64
+	events chan string
+	next   int
 }
 
 func newFakeRuntime() *fakeRuntime {
 	return &fakeRuntime{images: map[string]bool{}, containers: map[string]*Container{}, gates: map[string]chan struct{}{},
 		progress: map[string][]PullProgress{}, failPulls: map[string]error{}, slowStops: map[string]chan struct{}{},
-		pulls: map[string]int{}, live: map[string]func(PullProgress){}, events: make(chan string, 1024)}
+		pulls: map[string]int{}, live: map[string]func(PullProgress){}, events: make(chan string, 1024), cpu: -1}
 }
 
 func (f *fakeRuntime) Ping(ctx context.Context) error {
@@ -215,7 +217,19 @@ func (f *fakeRuntime) Remove(_ context.Context, id string) error {
 }
 
 func (f *fakeRuntime) Stats(context.Context, string) (Stats, error) {
-	return Stats{}, errors.New("no stats")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cpu < 0 {
+		return Stats{}, errors.New("no stats")
+	}
+	return Stats{CPU: &edgev1alpha1.CPUUsage{Total: f.cpu}}, nil
+}
+
+// setCPU sets the CPU figure every container reports.
+func (f *fakeRuntime) setCPU(cpu float64) {
+	f.mu.Lock()
+	f.cpu = cpu
+	f.mu.Unlock()
 }
 func (f *fakeRuntime) Events(context.Context) <-chan string { return f.events }
 

@@ -62,6 +62,12 @@ func service(name, image string) *edgev1alpha1.EdgeService {
 
 func startTestNode(t *testing.T, rt *fakeRuntime, services ...client.Object) *testNode {
 	t.Helper()
+	return startTestNodeWith(t, rt, func(*Options) {}, services...)
+}
+
+// startTestNodeWith starts a test node with its options changed.
+func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), services ...client.Object) *testNode {
+	t.Helper()
 	tn := &testNode{rt: rt}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(services...).
 		WithIndex(&edgev1alpha1.EdgeService{}, index.ServiceByNode, func(o client.Object) []string {
@@ -81,6 +87,7 @@ func startTestNode(t *testing.T, rt *fakeRuntime, services ...client.Object) *te
 	o.Clock, o.Log = clock.RealClock{}, logr.Discard()
 	o.Tick, o.RenewInterval, o.RuntimeProbeInterval, o.ResyncInterval = 10*time.Millisecond, 20*time.Millisecond, 50*time.Millisecond, time.Second
 	o.MetricsInterval, o.StopTimeout, o.ImagePullProgressDeadline = time.Hour, time.Second, time.Hour
+	change(&o)
 	tn.node = newNode(Node{Name: "n1", Type: "linux", Arch: "amd64"}, o, rt, c, c, func() bool { return true }, time.Now(), 0)
 	tn.reporter.apply = func(_ context.Context, r report) error {
 		tn.mu.Lock()
@@ -306,4 +313,35 @@ func TestHealthProbe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSteadyFiguresCostNoReports: figures sampled every interval are
+// reported when they move past a threshold, not at every sample.
+func TestSteadyFiguresCostNoReports(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.images["app@1#linux"] = true
+	rt.setCPU(10)
+	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval = 20 * time.Millisecond }, service("app", "app@1#linux"))
+	cpuOf := func() float64 {
+		if e := tn.lastEntry("app-1"); e != nil && e.CPU != nil {
+			return e.CPU.Total
+		}
+		return -1
+	}
+	eventually(t, "the first figures are reported", func() bool { return cpuOf() == 10 })
+	tn.mu.Lock()
+	before := len(tn.reports)
+	tn.mu.Unlock()
+
+	rt.setCPU(12) // within the threshold, sampled about 25 times
+	time.Sleep(500 * time.Millisecond)
+	tn.mu.Lock()
+	after := len(tn.reports)
+	tn.mu.Unlock()
+	if after != before || cpuOf() != 10 {
+		t.Fatalf("%d reports for figures that barely moved (CPU shown %v)", after-before, cpuOf())
+	}
+
+	rt.setCPU(30)
+	eventually(t, "a figure past its threshold is reported", func() bool { return cpuOf() == 30 })
 }

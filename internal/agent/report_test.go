@@ -137,3 +137,35 @@ func TestWithinMaxItems(t *testing.T) {
 		})
 	}
 }
+
+func TestFiguresMoved(t *testing.T) {
+	stats := func(cpu float64, mem, size int64) Stats {
+		return Stats{CPU: &edgev1alpha1.CPUUsage{Total: cpu}, Memory: &edgev1alpha1.MemoryUsage{Usage: mem, Limit: 256 << 20}, Size: &edgev1alpha1.SizeUsage{Usage: size}}
+	}
+	base := stats(10, 100<<20, 50<<20)
+	for _, tc := range []struct {
+		name string
+		b    Stats
+		want bool
+	}{
+		{"the same", base, false},
+		{"CPU within 5 points", stats(14.9, 100<<20, 50<<20), false},
+		{"CPU 5 points up", stats(15, 100<<20, 50<<20), true},
+		{"CPU 5 points down", stats(5, 100<<20, 50<<20), true},
+		{"memory within 10 %", stats(10, 109<<20, 50<<20), false},
+		{"memory 10 % up", stats(10, 110<<20, 50<<20), true},
+		{"disk 10 % down", stats(10, 100<<20, 45<<20), true},
+		{"a limit changed", Stats{CPU: base.CPU, Memory: &edgev1alpha1.MemoryUsage{Usage: 100 << 20, Limit: 512 << 20}, Size: base.Size}, true},
+		{"figures gone", Stats{CPU: base.CPU, Size: base.Size}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := figuresMoved(base, tc.b); got != tc.want {
+				t.Fatalf("moved %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A small container's 60 % is under 1 MiB: no report for it.
+	if figuresMoved(stats(1, 900<<10, 1<<20), stats(1, 1500<<10, 1<<20)) {
+		t.Fatal("moved on less than 1 MiB")
+	}
+}

@@ -33,7 +33,7 @@ func (s *node) sample(ctx context.Context) {
 	for ctx.Err() == nil {
 		now := s.o.Clock.Now()
 		if s.health.ready() && sampleDue(s.reporter.isDirty(), now, next, s.o.MetricsInterval) {
-			s.cache.merge(s.figures(ctx))
+			s.cache.merge(s.figures(ctx), s.o.Clock.Now())
 			next = s.o.Clock.Now().Add(s.o.MetricsInterval)
 		}
 		select {
