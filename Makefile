@@ -159,8 +159,8 @@ undeploy: ## Remove the manager and its RBAC; never the CRDs (your objects) nor 
 NODES ?= 1000
 SERVICES ?= 5000
 CONCURRENCY ?= 4
-scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium, the requests/s and bytes/s of one open tab and the node list's size; AGENT_WATCHES=false: without a watch per node; last line: scale: nodes= instances= success_s= writes_per_instance= manager_rss_mib= facade_p99_ms=
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES))
+scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium, the requests/s and bytes/s of one open tab and the node list's size; AGENT_WATCHES=false: without a watch per node; PROFILE=wide: 5 services of one instance per node, then one spec change timed (wide: change_s= largest_service_kib=); last line: scale: nodes= instances= success_s= writes_per_instance= manager_rss_mib= facade_p99_ms=
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE))
 
 .PHONY: chaos
 chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading manager killed every 6 s; prints duplicates, missing versions and convergence time.
@@ -181,6 +181,12 @@ OUT ?= dist/scale-curve
 .PHONY: gateway-sim
 gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=
 	go run ./hack/gatewaysim
+
+.PHONY: watch-cost
+watch-cost: ## kube-apiserver's CPU per write with WATCHERS agents watching (250,1000,5000), two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name; a line per size and way: watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/watchcost --watchers $(WATCHERS)
+
+WATCHERS ?= 250,1000,5000
 
 .PHONY: bench-aggregated
 bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=

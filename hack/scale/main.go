@@ -68,6 +68,7 @@ func main() {
 	flag.IntVar(&nodes, "nodes", 1000, "Simulated nodes.")
 	flag.IntVar(&services, "services", 5000, "Dynamic services.")
 	flag.IntVar(&factor, "factor", 2, "Instances per service.")
+	profile := flag.String("profile", "narrow", "narrow: --services services of --factor instances; wide: 5 services of one instance per node (a service run on every gateway), then one spec change timed until every instance runs it.")
 	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
 	flag.IntVar(&concurrency, "concurrency", 4, "--concurrency of the manager; 4 is its default. 8 converges about 10 % sooner and costs the facade's p99 1-2 ms (docs/design.md).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
@@ -80,6 +81,15 @@ func main() {
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
+	wide := false
+	switch *profile {
+	case "narrow":
+	case "wide":
+		wide, services, factor = true, 5, nodes
+	default:
+		fmt.Fprintf(os.Stderr, "scale: --profile %q: narrow or wide\n", *profile)
+		os.Exit(2)
+	}
 	if *trivialHandler != "" {
 		serveTrivial(*trivialHandler)
 		return
@@ -89,7 +99,7 @@ func main() {
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
-		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin}); err != nil {
+		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -101,7 +111,7 @@ type runOptions struct {
 	managerFlags            []string
 	bin, profiles           string
 	withReplica, agentWatch bool
-	console                 bool
+	console, wide           bool
 	outage, convergeWithin  time.Duration
 }
 
@@ -343,6 +353,13 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Println(line)
 	}
 
+	if o.wide && converged {
+		line, err := wideChange(ctx, c, view, factor)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+	}
 	fmt.Printf("%d services x %d instances created in %v; all successful after %v\n", services, factor, created.Round(time.Millisecond), took.Round(time.Millisecond))
 	fmt.Printf("API writes during convergence: %.0f, %.0f/s\n", writesAfter-writesBefore, (writesAfter-writesBefore)/took.Seconds())
 	if o.agentWatch {
