@@ -495,11 +495,6 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	enqueue := func(q queue, o client.Object) {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 	}
-	wakeUnplaced := func(q queue) {
-		for _, k := range r.unplaced.keys() {
-			q.Add(reconcile.Request{NamespacedName: k})
-		}
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("edgeservice").
 		WithOptions(opts).
@@ -519,14 +514,14 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 				r.load.set(svc.UID, svc.Status.Containers)
 				enqueue(q, e.ObjectNew)
 				if len(svc.Status.Containers) < len(e.ObjectOld.(*edgev1alpha1.EdgeService).Status.Containers) {
-					wakeUnplaced(q)
+					r.wakeUnplaced(q)
 				}
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
 				r.unplaced.mark(client.ObjectKeyFromObject(e.Object), false)
-				wakeUnplaced(q)
+				r.wakeUnplaced(q)
 			},
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { enqueue(q, e.Object) },
 		}).
@@ -600,6 +595,13 @@ func (r *EdgeServiceReconciler) keepHistory(ctx context.Context, c cache.Cache) 
 	return err
 }
 
+// wakeUnplaced queues the services left short of instances: room freed.
+func (r *EdgeServiceReconciler) wakeUnplaced(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	for _, k := range r.unplaced.keys() {
+		q.Add(reconcile.Request{NamespacedName: k})
+	}
+}
+
 // enqueueForNode queues the services a node change can matter to: those
 // with instances on it, those that list it, and, when the node's state,
 // type or labels changed, every dynamic service.
@@ -607,9 +609,7 @@ func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.
 	lists := []client.MatchingFields{{index.ServiceByNode: n.Name}}
 	// Room on the node: the services short of instances may take it.
 	if old == nil || capacityOf(n) > capacityOf(old) || n.Status.ContainerManagedTotal < old.Status.ContainerManagedTotal {
-		for _, k := range r.unplaced.keys() {
-			q.Add(reconcile.Request{NamespacedName: k})
-		}
+		r.wakeUnplaced(q)
 	}
 	if old == nil || old.Status.Status != n.Status.Status || available(old) != available(n) || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})

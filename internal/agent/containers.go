@@ -336,14 +336,14 @@ func figuresMoved(a, b Stats) bool {
 	if a.CPU != nil && math.Abs(a.CPU.Total-b.CPU.Total) >= 5 {
 		return true
 	}
-	if a.Memory != nil && (a.Memory.Limit != b.Memory.Limit || grew(a.Memory.Usage, b.Memory.Usage)) {
+	if a.Memory != nil && (a.Memory.Limit != b.Memory.Limit || bytesMoved(a.Memory.Usage, b.Memory.Usage)) {
 		return true
 	}
-	return a.Size != nil && (a.Size.Limit != b.Size.Limit || grew(a.Size.Usage, b.Size.Usage))
+	return a.Size != nil && (a.Size.Limit != b.Size.Limit || bytesMoved(a.Size.Usage, b.Size.Usage))
 }
 
-// grew says whether a byte count changed by 10 % of a, and by 1 MiB.
-func grew(a, b int64) bool {
+// bytesMoved says whether a byte count changed by 10 % of a, and by 1 MiB.
+func bytesMoved(a, b int64) bool {
 	d := b - a
 	if d < 0 {
 		d = -d
