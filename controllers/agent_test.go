@@ -17,6 +17,7 @@ limitations under the License.
 package controllers_test
 
 import (
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"time"
 
@@ -106,6 +107,18 @@ func getService(ns, name string) *edgev1alpha1.EdgeService {
 	s := &edgev1alpha1.EdgeService{}
 	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
 	return s
+}
+
+// assignment reads a node's assignment from the API server; an empty one
+// while there is none.
+func assignment(node string) *edgev1alpha1.NodeAssignment {
+	GinkgoHelper()
+	a := &edgev1alpha1.NodeAssignment{}
+	if err := k8sClient.Get(ctx, types.NamespacedName{Name: node}, a); err != nil {
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		a.Name = node
+	}
+	return a
 }
 
 // records lists a service's DeployRecords from the API server, by revision.

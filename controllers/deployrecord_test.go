@@ -255,6 +255,9 @@ func (v *staleView) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 }
 
 func (v *staleView) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*edgev1alpha1.NodeAssignmentList); ok {
+		return nil // no assignment was written yet either
+	}
 	if _, ok := list.(*edgev1alpha1.DeployRecordList); ok {
 		return nil // no records yet, as far as this view knows
 	}

@@ -114,6 +114,12 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
 		return ctrl.Result{}, err
 	}
+	// After the finalizer, which must hold the service before any node
+	// can run it; before the status, so that what the status says is
+	// placed is what the nodes were told.
+	if _, err := r.syncAssignments(ctx, svc, assignedEntries(svc, want.Containers, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
+		return ctrl.Result{}, err
+	}
 	if !equality.Semantic.DeepEqual(want, &svc.Status) {
 		before := svc.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -454,15 +460,13 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)
-	nodes, err := r.nodesFor(ctx, svc)
+	entries, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	remaining := 0
-	for _, inst := range svc.Status.Containers {
-		if observed(nodes, inst) != nil {
-			remaining++
-		}
+	remaining, err := r.containersLeft(ctx, svc, entries)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	waited := r.Clock.Since(svc.DeletionTimestamp.Time)
 	_, forced := svc.Annotations[edgev1alpha1.AnnotationForceDelete]
@@ -475,7 +479,20 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, "DeletionTimedOut", "Delete",
 			"%d containers were still reported after %s; deleting the service anyway", remaining, r.DeletionTimeout)
 	default:
+		// Each node's agent removes the containers of an entry marked
+		// deleting; the entry stays until they are reported gone.
+		deleting := map[string]edgev1alpha1.AssignedService{}
+		for node, e := range entries {
+			e.Deleting = true
+			deleting[node] = e
+		}
+		if _, err := r.syncAssignments(ctx, svc, deleting); err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
+	}
+	if _, err := r.syncAssignments(ctx, svc, nil); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -531,6 +548,18 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			rec := o.(*edgev1alpha1.DeployRecord)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rec.Namespace, Name: rec.Spec.ServiceName}}}
 		})).
+		// An assignment someone else changed or deleted is rewritten by
+		// the services whose entries differ.
+		Watches(&edgev1alpha1.NodeAssignment{}, handler.Funcs{
+			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+				enqueueChangedEntries(q, e.ObjectOld.(*edgev1alpha1.NodeAssignment), e.ObjectNew.(*edgev1alpha1.NodeAssignment))
+			},
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
+				if a, ok := e.Object.(*edgev1alpha1.NodeAssignment); ok {
+					enqueueChangedEntries(q, a, &edgev1alpha1.NodeAssignment{})
+				}
+			},
+		}).
 		Watches(&edgev1alpha1.EdgeNode{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
 				r.enqueueForNode(ctx, q, nil, e.Object.(*edgev1alpha1.EdgeNode))

@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -161,6 +162,27 @@ var _ = Describe("Recording under tampering", func() {
 				Eventually(func() error {
 					return k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), rec)
 				}).Should(Succeed(), "the record of the running configuration is written again under its revision")
+			},
+		}),
+		Entry("the node's assignment deleted", tamper{
+			after: func(ns string, svc *edgev1alpha1.EdgeService) {
+				node := svc.Spec.Nodes[0]
+				was := assignment(node)
+				Expect(k8sClient.Delete(ctx, was)).To(Succeed())
+				Eventually(func() edgev1alpha1.AssignedService {
+					return assignment(node).Spec.Services[edgev1alpha1.AssignmentKey(ns, svc.Name)]
+				}).Should(Equal(was.Spec.Services[edgev1alpha1.AssignmentKey(ns, svc.Name)]), "written again, instance for instance")
+			},
+		}),
+		Entry("the service's entry in the node's assignment edited", tamper{
+			after: func(ns string, svc *edgev1alpha1.EdgeService) {
+				node, key := svc.Spec.Nodes[0], edgev1alpha1.AssignmentKey(ns, svc.Name)
+				was := assignment(node)
+				raw := fmt.Sprintf(`{"spec":{"services":{%q:{"spec":{"image":{"ref":"evil@1#linux"}},"instances":[]}}}}`, key)
+				Expect(k8sClient.Patch(ctx, was.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(raw)))).To(Succeed())
+				Eventually(func() edgev1alpha1.AssignedService {
+					return assignment(node).Spec.Services[key]
+				}).Should(Equal(was.Spec.Services[key]), "set back to the service's configuration and instances")
 			},
 		}),
 		Entry("status.revision patched", tamper{

@@ -54,8 +54,8 @@ func TestHelmChart(t *testing.T) {
 	}
 
 	t.Run("carries config's CRDs", func(t *testing.T) {
-		if len(chrt.CRDObjects()) != 4 {
-			t.Errorf("the chart has %d CRDs in crds/, want 4", len(chrt.CRDObjects()))
+		if len(chrt.CRDObjects()) != 5 {
+			t.Errorf("the chart has %d CRDs in crds/, want 5", len(chrt.CRDObjects()))
 		}
 		for _, crd := range chrt.CRDObjects() {
 			want, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", filepath.Base(crd.Filename)))

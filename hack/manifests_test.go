@@ -62,7 +62,7 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		}
 	}
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 4, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
+		"CustomResourceDefinition": 5, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
 		// The manager's, the metrics reader's and the three facade client roles;
 		// the manager's binding and system:auth-delegator's.
 		"ClusterRole": 5, "ClusterRoleBinding": 2,

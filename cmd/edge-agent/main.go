@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	}
 	if printRBAC != "" {
-		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace, o.Namespace))
+		fmt.Print(agent.RBAC(printRBAC, o.LeaseNamespace))
 		return nil
 	}
 	if o.MaxInstances < 1 || o.MaxInstances > 2000 {

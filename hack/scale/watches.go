@@ -27,12 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
-// agentWatches opens the watch each real agent holds: the services placed
-// on its node, by label, from the API server. One simulator process plays
+// agentWatches opens the watch each real agent holds: its node's
+// assignment, by name, from the API server. One simulator process plays
 // every node through a few shared watches, which hides what a fleet of
 // agents costs the API server: a watcher per node, each event matched
 // against every watcher's selector. It returns the events delivered so far.
@@ -48,7 +47,7 @@ func agentWatches(ctx context.Context, cfg *rest.Config, nodes []string) (func()
 			// ends resumes from the last version seen.
 			rv := ""
 			for ctx.Err() == nil {
-				w, err := c.Watch(ctx, &edgev1alpha1.EdgeServiceList{}, client.InNamespace("default"), client.HasLabels{names.PlacementLabel(n)},
+				w, err := c.Watch(ctx, &edgev1alpha1.NodeAssignmentList{}, client.MatchingFields{"metadata.name": n},
 					&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
 				if err != nil {
 					rv = ""

@@ -32,8 +32,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -41,8 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/names"
 	"github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/version"
 )
@@ -162,26 +159,23 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := index.RegisterServiceByNode(ctx, view); err != nil {
-		return err
-	}
-	services, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
+	assignments, err := view.GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
 	if err != nil {
 		return err
 	}
 	start := o.Clock.Now()
 	loops := make([]*node, 0, len(o.Nodes))
-	byLabel := make(map[string]*node, len(o.Nodes))
+	byName := make(map[string]*node, len(o.Nodes))
 	for i, n := range o.Nodes {
 		rt, err := o.NewRuntime(n, i)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		loop := newNode(n, o, rt, c, view, services.HasSynced, start, i)
+		loop := newNode(n, o, rt, c, view, assignments.HasSynced, start, i)
 		loops = append(loops, loop)
-		byLabel[names.PlacementLabel(n.Name)] = loop
+		byName[n.Name] = loop
 	}
-	if err := wakeOnChange(services, byLabel); err != nil {
+	if err := wakeOnChange(assignments, byName); err != nil {
 		return err
 	}
 	go func() { _ = view.Start(ctx) }()
@@ -198,20 +192,22 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 // discovery at start would keep an agent from starting while its link is down.
 func restMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
-	m.Add(edgev1alpha1.GroupVersion.WithKind("EdgeService"), meta.RESTScopeNamespace)
+	m.Add(edgev1alpha1.GroupVersion.WithKind("NodeAssignment"), meta.RESTScopeRoot)
 	m.Add(edgev1alpha1.GroupVersion.WithKind("EdgeNode"), meta.RESTScopeRoot)
 	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
 	return m
 }
 
-// cacheOptions watches only the services placed on the agent's node when it
-// plays one node, as a real agent does; a simulator of many nodes watches
-// every service of the namespace. A watch that fails is retried by the
-// informer with its own back-off; the nodes' link logs the outage, so the
-// informer logs a failure once a minute at most.
+// cacheOptions watches only the node's own assignment, by name, when the
+// agent plays one node, as a real agent does: the API server's watch
+// cache hands a write only to the watches of its name, and the agent's
+// RBAC names that one object. A simulator of many nodes watches every
+// assignment. A watch that fails is retried by the informer with its own
+// back-off; the nodes' link logs the outage, so the informer logs a
+// failure once a minute at most.
 func cacheOptions(o Options, mapper meta.RESTMapper) cache.Options {
-	watchLog := outage{what: "Watch of the node's services", log: o.Log.Info}
+	watchLog := outage{what: "Watch of the node's assignment", log: o.Log.Info}
 	var mu sync.Mutex
 	opts := cache.Options{Scheme: scheme.Scheme, Mapper: mapper, DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultWatchErrorHandler: func(_ context.Context, _ *toolscache.Reflector, err error) {
@@ -219,39 +215,30 @@ func cacheOptions(o Options, mapper meta.RESTMapper) cache.Options {
 			defer mu.Unlock()
 			watchLog.fail(o.Clock.Now(), err)
 		}}
-	svc := cache.ByObject{}
+	own := cache.ByObject{}
 	if len(o.Nodes) == 1 {
-		req, err := labels.NewRequirement(names.PlacementLabel(o.Nodes[0].Name), selection.Exists, nil)
-		if err == nil {
-			svc.Label = labels.NewSelector().Add(*req)
-		}
+		own.Field = fields.OneTermEqualSelector("metadata.name", o.Nodes[0].Name)
 	}
-	if o.Namespace != "" {
-		svc.Namespaces = map[string]cache.Config{o.Namespace: {}}
-	}
-	opts.ByObject = map[client.Object]cache.ByObject{&edgev1alpha1.EdgeService{}: svc}
+	opts.ByObject = map[client.Object]cache.ByObject{&edgev1alpha1.NodeAssignment{}: own}
 	return opts
 }
 
-// wakeOnChange wakes the nodes a service is placed on (by its placement
-// labels, before and after the change) whenever the service changes, so
-// that a node acts on a change at once rather than at its next tick.
-func wakeOnChange(inf cache.Informer, byLabel map[string]*node) error {
+// wakeOnChange wakes a node whenever its assignment changes, so that it
+// acts on a change at once rather than at its next tick.
+func wakeOnChange(inf cache.Informer, byName map[string]*node) error {
 	wake := func(obj any) {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
 		if o, ok := obj.(client.Object); ok {
-			for k := range o.GetLabels() {
-				if n := byLabel[k]; n != nil {
-					n.poke()
-				}
+			if n := byName[o.GetName()]; n != nil {
+				n.poke()
 			}
 		}
 	}
 	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { wake(obj) },
-		UpdateFunc: func(old, obj any) { wake(old); wake(obj) },
+		AddFunc:    wake,
+		UpdateFunc: func(_, obj any) { wake(obj) },
 		DeleteFunc: wake,
 	})
 	return err

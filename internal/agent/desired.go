@@ -18,12 +18,19 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
 )
 
 // desiredState is where the node learns what it should run: the watch
@@ -34,11 +41,14 @@ type desiredState struct {
 	view   client.Reader
 	synced func() bool
 	log    func(msg string, kv ...any)
+	// namespace, when set, limits the services to one namespace.
+	namespace string
 	// state is the node's state file (nil without a state directory);
-	// fromFile is what it held at start.
-	state    *stateFile
-	fromFile map[string]want
-	disk     outage
+	// last is the last authoritative desired state, or what the file
+	// held at start.
+	state *stateFile
+	last  map[string]want
+	disk  outage
 }
 
 func newDesiredState(node string, view client.Reader, synced func() bool, stateDir string, log func(string, ...any)) *desiredState {
@@ -58,43 +68,70 @@ func (d *desiredState) load(now time.Time) {
 	if err != nil {
 		d.log("Starting without the state file", "error", err.Error())
 	}
-	d.fromFile = wantsOf(services)
+	d.last = wantsOf(services)
 	if len(services) > 0 {
-		d.log("Loaded the node's last desired state", "file", d.state.path, "instances", len(d.fromFile))
+		d.log("Loaded the node's last desired state", "file", d.state.path, "instances", len(d.last))
 	}
 }
 
-// get lists the instances placed on the node, by task id, and says
-// whether the API server said so: until the watch cache has synced they
-// come from the state file, which may be out of date. Instances of a
-// service being deleted are not wanted: their containers go, so that the
-// service's finalizer can.
+// get returns the node's desired instances and whether they are
+// authoritative: read from the node's assignment once the cache has
+// synced and the assignment exists. Until then, and while it is missing
+// (the manager makes it with the node's first instance; someone may
+// delete it by hand), the last desired state stands, and nothing is
+// removed for being absent from it.
 func (d *desiredState) get(ctx context.Context) (map[string]want, bool, error) {
 	if !d.synced() {
-		return d.fromFile, false, nil
+		return d.last, false, nil
 	}
-	list := &edgev1alpha1.EdgeServiceList{}
-	if err := d.view.List(ctx, list, client.MatchingFields{index.ServiceByNode: d.node}, client.UnsafeDisableDeepCopy); err != nil {
+	a := &edgev1alpha1.NodeAssignment{}
+	if err := d.view.Get(ctx, types.NamespacedName{Name: d.node}, a, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return d.last, false, nil
+		}
 		return nil, false, err
 	}
+	return wantsOfAssignment(a, d.node, d.namespace), true, nil
+}
+
+// wantsOfAssignment turns a node's assignment into its desired instances.
+// Each service's entry becomes an EdgeService of the entry's spec, which
+// the rest of the agent (and the state file) speak; its resourceVersion
+// names the entry's content, so that a worker is woken when its service's
+// configuration changed and not at every write of the assignment.
+func wantsOfAssignment(a *edgev1alpha1.NodeAssignment, node, namespace string) map[string]want {
 	out := map[string]want{}
-	for i := range list.Items {
-		svc := &list.Items[i]
-		if svc.DeletionTimestamp != nil {
+	for key, e := range a.Spec.Services {
+		ns, name, _ := strings.Cut(key, "/")
+		if e.Deleting || (namespace != "" && ns != namespace) {
 			continue
 		}
-		for _, inst := range svc.Status.Containers {
-			if inst.NodeName == d.node {
-				out[inst.TaskID] = want{svc: svc, inst: inst}
-			}
+		svc := &edgev1alpha1.EdgeService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(e.UID), ResourceVersion: entryVersion(&e)},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: e.Spec},
+		}
+		for _, inst := range e.Instances {
+			out[inst.TaskID] = want{svc: svc, inst: edgev1alpha1.ServiceInstance{
+				TaskID: inst.TaskID, Name: inst.Name, NodeName: node, Revision: inst.Revision,
+				DeployNum: inst.DeployNum, TaskCreatedTime: inst.TaskCreatedTime,
+			}}
 		}
 	}
-	return out, true, nil
+	return out
+}
+
+// entryVersion is a digest of an entry's revision and configuration.
+func entryVersion(e *edgev1alpha1.AssignedService) string {
+	raw, _ := json.Marshal(e.Spec)
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s/%d/", e.UID, e.Revision)
+	_, _ = h.Write(raw)
+	return strconv.FormatUint(h.Sum64(), 36)
 }
 
 // remember keeps the desired state the API server gave in the state file.
 func (d *desiredState) remember(desired map[string]want, now time.Time) {
-	d.fromFile = nil
+	d.last = desired
 	if d.state == nil {
 		return
 	}

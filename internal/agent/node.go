@@ -111,6 +111,7 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader,
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.creds = &credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}
 	s.desired = newDesiredState(n.Name, view, synced, o.StateDir, s.log)
+	s.desired.namespace = o.Namespace
 	s.puller = newPuller(rt, o.Clock, o.MaxParallelImagePulls, o.ImagePullProgressDeadline)
 	s.cache = newContainerCache(s)
 	s.workers = newWorkers(s)

@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -60,23 +59,32 @@ func service(name, image string) *edgev1alpha1.EdgeService {
 	}
 }
 
-func startTestNode(t *testing.T, rt *fakeRuntime, services ...client.Object) *testNode {
+// assignmentOf is the assignment of node that the manager would write for
+// services: each one's instances on the node and its configuration.
+func assignmentOf(node string, services ...*edgev1alpha1.EdgeService) *edgev1alpha1.NodeAssignment {
+	a := &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}, Spec: edgev1alpha1.NodeAssignmentSpec{Services: map[string]edgev1alpha1.AssignedService{}}}
+	for _, svc := range services {
+		e := edgev1alpha1.AssignedService{UID: string(svc.UID), Revision: 1, Spec: svc.Spec.DeploySpec}
+		for _, inst := range svc.Status.Containers {
+			if inst.NodeName == node {
+				e.Instances = append(e.Instances, edgev1alpha1.AssignedInstance{TaskID: inst.TaskID, Name: inst.Name, Revision: inst.Revision})
+			}
+		}
+		a.Spec.Services[edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)] = e
+	}
+	return a
+}
+
+func startTestNode(t *testing.T, rt *fakeRuntime, services ...*edgev1alpha1.EdgeService) *testNode {
 	t.Helper()
 	return startTestNodeWith(t, rt, func(*Options) {}, services...)
 }
 
 // startTestNodeWith starts a test node with its options changed.
-func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), services ...client.Object) *testNode {
+func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), services ...*edgev1alpha1.EdgeService) *testNode {
 	t.Helper()
 	tn := &testNode{rt: rt}
-	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(services...).
-		WithIndex(&edgev1alpha1.EdgeService{}, index.ServiceByNode, func(o client.Object) []string {
-			var out []string
-			for _, i := range o.(*edgev1alpha1.EdgeService).Status.Containers {
-				out = append(out, i.NodeName)
-			}
-			return out
-		}).
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(assignmentOf("n1", services...)).
 		WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			if _, ok := obj.(*coordinationv1.Lease); ok {
 				tn.renewals.Add(1)

@@ -19,31 +19,21 @@ package agent
 import (
 	"fmt"
 	"strings"
-
-	"github.com/edgeplane/edgeplane/internal/names"
 )
 
 // RBAC returns the RBAC manifests for the agent of one node: it may read
-// and report only its own EdgeNode, renew only its own Lease and read only
-// its own node's credentials Secret. Reading
-// EdgeServices cannot be narrowed to a label by RBAC; the agent selects its
-// own with the placement label. Registering the EdgeNode needs create,
-// which RBAC cannot narrow to a name either: pre-create the node, or grant
-// create separately.
-func RBAC(node, leaseNamespace, serviceNamespace string) string {
+// only its own node's assignment (what it runs, with the configuration of
+// each service it runs, and nothing of any other service), read and
+// report only its own EdgeNode, renew only its own Lease and read only its
+// own node's credentials Secret. Registering the EdgeNode needs create,
+// which RBAC cannot narrow to a name: pre-create the node, or grant create
+// separately.
+func RBAC(node, leaseNamespace string) string {
 	id := "edge-agent-" + node
-	svcScope := "ClusterRole"
-	svcNS := ""
-	if serviceNamespace != "" {
-		svcScope, svcNS = "Role", "\n  namespace: "+serviceNamespace
-	}
-	svcBindingKind := "ClusterRoleBinding"
-	if svcScope == "Role" {
-		svcBindingKind = "RoleBinding"
-	}
 	return strings.TrimLeft(fmt.Sprintf(`
 # The agent of node %[1]s; it authenticates as ServiceAccount %[2]s/%[3]s.
-# Its services are those labelled %[6]s.
+# It lists and watches its NodeAssignment by name (a metadata.name field
+# selector), which resourceNames allow.
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -55,6 +45,10 @@ kind: ClusterRole
 metadata:
   name: %[3]s
 rules:
+- apiGroups: ["edge.edgeplane.io"]
+  resources: ["nodeassignments"]
+  resourceNames: ["%[1]s"]
+  verbs: ["get", "list", "watch"]
 - apiGroups: ["edge.edgeplane.io"]
   resources: ["edgenodes"]
   resourceNames: ["%[1]s"]
@@ -96,21 +90,5 @@ metadata:
   namespace: %[2]s
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: %[3]s}
 subjects: [{kind: ServiceAccount, name: %[3]s, namespace: %[2]s}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: %[4]s
-metadata:
-  name: %[3]s-services%[5]s
-rules:
-- apiGroups: ["edge.edgeplane.io"]
-  resources: ["edgeservices"]
-  verbs: ["list", "watch"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: %[7]s
-metadata:
-  name: %[3]s-services%[5]s
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: %[4]s, name: %[3]s-services}
-subjects: [{kind: ServiceAccount, name: %[3]s, namespace: %[2]s}]
-`, node, leaseNamespace, id, svcScope, svcNS, names.PlacementLabel(node), svcBindingKind), "\n")
+`, node, leaseNamespace, id), "\n")
 }

@@ -62,7 +62,7 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		}
 
 		By("applying the printed manifests")
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(agent.RBAC(node, o.LeaseNamespace, "")), 4096)
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(agent.RBAC(node, o.LeaseNamespace)), 4096)
 		for {
 			u := &unstructured.Unstructured{}
 			err := dec.Decode(&u.Object)
@@ -128,6 +128,17 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: node}, &corev1.Secret{})).To(Succeed())
 		Expect(sa.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: second}, &corev1.Secret{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
 		Expect(sa.List(ctx, &corev1.SecretList{}, client.InNamespace(o.LeaseNamespace))).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+
+		By("reading its own node's assignment, and being refused another node's and every service")
+		Expect(sa.Get(ctx, client.ObjectKey{Name: node}, &edgev1alpha1.NodeAssignment{})).To(Succeed())
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Name: second}, &edgev1alpha1.NodeAssignment{}) }).Should(Succeed())
+		Expect(sa.Get(ctx, client.ObjectKey{Name: second}, &edgev1alpha1.NodeAssignment{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.List(ctx, &edgev1alpha1.NodeAssignmentList{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.List(ctx, &edgev1alpha1.NodeAssignmentList{}, client.MatchingFields{"metadata.name": second})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.List(ctx, &edgev1alpha1.NodeAssignmentList{}, client.MatchingFields{"metadata.name": node})).To(Succeed(), "its own, by name, as its watch lists it")
+		Expect(sa.List(ctx, &edgev1alpha1.EdgeServiceList{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
+		Expect(sa.Get(ctx, client.ObjectKey{Namespace: "default", Name: "private-" + node}, &edgev1alpha1.EdgeService{})).To(WithTransform(apierrors.IsForbidden, BeTrue()),
+			"not even the services it runs: their configuration comes in its assignment")
 		for _, n := range []string{node, second} {
 			Expect(k8sClient.Delete(ctx, &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "private-" + n}})).To(Succeed())
 		}

@@ -51,6 +51,9 @@ const (
 	// ByUID indexes objects of every kind by metadata.uid, the id the
 	// facade speaks.
 	ByUID = "metadata.uid"
+	// AssignmentByService indexes NodeAssignments by the services they
+	// hold, as namespace/name.
+	AssignmentByService = "nodeassignment.spec.services"
 	// ServiceByPullSecret indexes EdgeServices by the Secrets their image
 	// pulls with, as namespace/name.
 	ServiceByPullSecret = "edgeservice.spec.image.pullSecretRefs"
@@ -79,6 +82,14 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 			out := make([]string, 0, len(s.Spec.Image.PullSecretRefs))
 			for _, r := range s.Spec.Image.PullSecretRefs {
 				out = append(out, s.Namespace+"/"+r.Name)
+			}
+			return out
+		}},
+		{&edgev1alpha1.NodeAssignment{}, AssignmentByService, func(o client.Object) []string {
+			a := o.(*edgev1alpha1.NodeAssignment)
+			out := make([]string, 0, len(a.Spec.Services))
+			for k := range a.Spec.Services {
+				out = append(out, k)
 			}
 			return out
 		}},

@@ -32,6 +32,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=edge.edgeplane.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("AssignedInstance"):
+		return &apiv1alpha1.AssignedInstanceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AssignedService"):
+		return &apiv1alpha1.AssignedServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CPUUsage"):
 		return &apiv1alpha1.CPUUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeployRecord"):
@@ -64,6 +68,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.LocalSecretReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MemoryUsage"):
 		return &apiv1alpha1.MemoryUsageApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NodeAssignment"):
+		return &apiv1alpha1.NodeAssignmentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NodeAssignmentSpec"):
+		return &apiv1alpha1.NodeAssignmentSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodeInfo"):
 		return &apiv1alpha1.NodeInfoApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ObservedContainer"):

@@ -39,6 +39,47 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.AssignedInstance
+  map:
+    fields:
+    - name: deployNum
+      type:
+        scalar: numeric
+    - name: name
+      type:
+        scalar: string
+    - name: revision
+      type:
+        scalar: numeric
+    - name: taskCreatedTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime
+    - name: taskId
+      type:
+        scalar: string
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.AssignedService
+  map:
+    fields:
+    - name: deleting
+      type:
+        scalar: boolean
+    - name: instances
+      type:
+        list:
+          elementType:
+            namedType: com.github.edgeplane.edgeplane.api.v1alpha1.AssignedInstance
+          elementRelationship: associative
+          keys:
+          - taskId
+    - name: revision
+      type:
+        scalar: numeric
+    - name: spec
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeploySpec
+    - name: uid
+      type:
+        scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.AutoUpgrade
   scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.CPUUsage
@@ -119,6 +160,42 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceName
       type:
         scalar: string
+    - name: vsoa
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.DeploySpec
+  map:
+    fields:
+    - name: action
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployAction
+      default: run
+    - name: cmd
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: config
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ServiceConfig
+    - name: factor
+      type:
+        scalar: numeric
+    - name: image
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ImageSpec
+    - name: nodeSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: path
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
+      default: /
+    - name: policy
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployPolicy
+      default: static
     - name: vsoa
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
@@ -430,6 +507,29 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: usage
       type:
         scalar: numeric
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.NodeAssignment
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.NodeAssignmentSpec
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.NodeAssignmentSpec
+  map:
+    fields:
+    - name: services
+      type:
+        map:
+          elementType:
+            namedType: com.github.edgeplane.edgeplane.api.v1alpha1.AssignedService
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.NodeInfo
   map:
     fields:
