@@ -27,6 +27,7 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/imageref"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/instances"
 )
 
 // container is the contract's Container: a service instance joined with
@@ -90,27 +91,13 @@ type instance struct {
 	obs  *edgev1alpha1.ObservedContainer
 }
 
-// observedTask finds what a node's agent reports for a task: a scan of the
-// node's few containers costs less than a map of them per request.
-func observedTask(n *edgev1alpha1.EdgeNode, taskID string) *edgev1alpha1.ObservedContainer {
-	if n == nil {
-		return nil
-	}
-	for i := range n.Status.Containers {
-		if c := &n.Status.Containers[i]; c.TaskID == taskID {
-			return c
-		}
-	}
-	return nil
-}
-
 // join completes an instance with its node (from the facade's node index,
 // unless known already; nil when gone) and what the node reports of it.
 func (s *Server) join(in *instance) {
 	if in.node == nil {
 		in.node, _ = s.nodesByUID.object("", in.inst.NodeName)
 	}
-	in.obs = observedTask(in.node, in.inst.TaskID)
+	in.obs = instances.Observed(in.node, in.inst.TaskID)
 }
 
 // getContainer serves GET /api/v1/container/{id}, id being the taskId.

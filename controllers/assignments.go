@@ -35,6 +35,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/instances"
 )
 
 // assignmentWriters bounds one reconcile's assignment writes in flight: a
@@ -216,18 +217,31 @@ func (r *EdgeServiceReconciler) containersLeft(ctx context.Context, svc *edgev1a
 	return left, nil
 }
 
-// enqueueChangedEntries queues the services whose entry differs between
-// two versions of an assignment.
-func enqueueChangedEntries(q workqueue.TypedRateLimitingInterface[reconcile.Request], old, cur *edgev1alpha1.NodeAssignment) {
+// assignmentChanged follows a change of a node's assignment: the load of
+// the node, the services whose entry changed (someone else's edit is
+// written back), and, when an entry shrank, the services left short of
+// instances, which may take the room.
+func (r *EdgeServiceReconciler) assignmentChanged(q workqueue.TypedRateLimitingInterface[reconcile.Request], old, cur *edgev1alpha1.NodeAssignment) {
+	freed := false
 	for key, e := range old.Spec.Services {
-		if c, ok := cur.Spec.Services[key]; !ok || !equality.Semantic.DeepEqual(c, e) {
+		c, ok := cur.Spec.Services[key]
+		if ok && equality.Semantic.DeepEqual(c, e) {
+			continue
+		}
+		enqueueKey(q, key)
+		if !ok || c.UID != e.UID {
+			r.load.setNode(types.UID(e.UID), old.Name, 0)
+		}
+		freed = freed || !ok || len(c.Instances) < len(e.Instances)
+	}
+	for key, e := range cur.Spec.Services {
+		if o, ok := old.Spec.Services[key]; !ok || !equality.Semantic.DeepEqual(o, e) {
 			enqueueKey(q, key)
+			r.load.setNode(types.UID(e.UID), cur.Name, len(e.Instances))
 		}
 	}
-	for key := range cur.Spec.Services {
-		if _, ok := old.Spec.Services[key]; !ok {
-			enqueueKey(q, key)
-		}
+	if freed {
+		r.wakeUnplaced(q)
 	}
 }
 
@@ -235,4 +249,31 @@ func enqueueKey(q workqueue.TypedRateLimitingInterface[reconcile.Request], key s
 	if ns, name, ok := strings.Cut(key, "/"); ok {
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	}
+}
+
+// existingInstances are the service's instances as placed before: those
+// in the nodes' assignments, and those only its status names (placed
+// before assignments existed: an upgrade), which keep their task ids and
+// so their containers.
+func existingInstances(svc *edgev1alpha1.EdgeService, entries map[string]edgev1alpha1.AssignedService) []edgev1alpha1.ServiceInstance {
+	var out []edgev1alpha1.ServiceInstance
+	seen := map[string]bool{}
+	nodes := make([]string, 0, len(entries))
+	for node := range entries {
+		nodes = append(nodes, node)
+	}
+	sort.Strings(nodes) // placement's choices stay the same from one reconcile to the next
+	for _, node := range nodes {
+		e := entries[node]
+		for _, inst := range instances.Of(node, &e) {
+			seen[inst.TaskID] = true
+			out = append(out, inst)
+		}
+	}
+	for _, inst := range svc.Status.Containers {
+		if !seen[inst.TaskID] {
+			out = append(out, inst)
+		}
+	}
+	return out
 }

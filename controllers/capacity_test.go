@@ -96,7 +96,7 @@ func TestPlaceWithinCapacity(t *testing.T) {
 				nodes[n.Name] = n
 			}
 			r := &EdgeServiceReconciler{RescheduleGrace: time.Minute, load: newNodeLoad()}
-			p, err := r.place(svc, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return tc.nodes, nil })
+			p, err := r.place(svc, svc.Status.Containers, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return tc.nodes, nil })
 			if err != nil {
 				t.Fatal(err)
 			}

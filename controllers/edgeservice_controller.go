@@ -43,6 +43,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/instances"
 	"github.com/edgeplane/edgeplane/internal/names"
 )
 
@@ -88,11 +89,16 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	now := r.Clock.Now()
 
-	nodes, err := r.nodesFor(ctx, svc)
+	entries, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p, err := r.place(svc, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return r.everyNode(ctx) })
+	existing := existingInstances(svc, entries)
+	nodes, err := r.nodesFor(ctx, svc, existing)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p, err := r.place(svc, existing, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return r.everyNode(ctx) })
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -102,24 +108,26 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	current, err := r.syncRecords(ctx, svc, records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
+	current, err := r.syncRecords(ctx, svc, existing, records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
 		return recordNodes(spec, p.instances, nodes)
 	})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 
-	want := desiredStatus(svc, p, nodes, current, now)
+	want, all := desiredStatus(svc, p, nodes, current, now)
 
 	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
 		return ctrl.Result{}, err
 	}
 	// After the finalizer, which must hold the service before any node
-	// can run it; before the status, so that what the status says is
-	// placed is what the nodes were told.
-	if _, err := r.syncAssignments(ctx, svc, assignedEntries(svc, want.Containers, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
+	// can run it; before the status, so that what the status counts is
+	// what the nodes were told.
+	if _, err := r.syncAssignments(ctx, svc, assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Placement sees this at once, not when the watch brings it.
+	r.load.set(svc.UID, all)
 	if !equality.Semantic.DeepEqual(want, &svc.Status) {
 		before := svc.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -127,8 +135,6 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if err := r.Status().Patch(ctx, svc, patch); err != nil {
 			return ctrl.Result{}, err
 		}
-		// Placement sees this at once, not when the watch brings it.
-		r.load.set(svc.UID, want.Containers)
 		// Only once the change is written: a retried reconcile would
 		// otherwise announce the same transition again.
 		r.emitTransitions(svc, before, want)
@@ -149,10 +155,10 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // every node only when it must choose among them (everyNode): reading
 // every node copies each one's struct out of the cache, and most
 // reconciles need two.
-func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService) (map[string]*edgev1alpha1.EdgeNode, error) {
+func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance) (map[string]*edgev1alpha1.EdgeNode, error) {
 	out := map[string]*edgev1alpha1.EdgeNode{}
 	want := append([]string(nil), svc.Spec.Nodes...)
-	for _, inst := range svc.Status.Containers {
+	for _, inst := range existing {
 		want = append(want, inst.NodeName)
 	}
 	for _, name := range want {
@@ -204,28 +210,38 @@ func (r *EdgeServiceReconciler) everyNode(ctx context.Context) ([]*edgev1alpha1.
 
 // observed finds the container an agent reports for an instance.
 func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.ServiceInstance) *edgev1alpha1.ObservedContainer {
-	n := nodes[inst.NodeName]
-	if n == nil {
-		return nil
-	}
-	for i := range n.Status.Containers {
-		if n.Status.Containers[i].TaskID == inst.TaskID {
-			return &n.Status.Containers[i]
-		}
-	}
-	return nil
+	return instances.Observed(nodes[inst.NodeName], inst.TaskID)
 }
 
 // desiredStatus is the service's status from its placement, the agents'
 // reports on its nodes and its current record, at now: a pure function of
-// them, written in one patch when it differs from the status.
-func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, now time.Time) *edgev1alpha1.EdgeServiceStatus {
+// them, written in one patch when it differs from the status. It also
+// returns every instance at the current revision, with the deployment
+// status its agent's report gives it.
+func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, now time.Time) (*edgev1alpha1.EdgeServiceStatus, []edgev1alpha1.ServiceInstance) {
 	want := svc.Status.DeepCopy()
 	want.ObservedGeneration = svc.Generation
 	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
-	want.Containers = follow(svc, p.instances, nodes, current.Spec.Revision)
-	setServiceConditions(svc, want, p, pullProgress(pullsOf(want.Containers, nodes)), now)
-	return want
+	all := follow(svc, p.instances, nodes, current.Spec.Revision)
+	// Every instance, for now: the facade and the suites still read them
+	// here. onLegacyNodes is what the status will keep once they read the
+	// assignments (#31's next step).
+	want.Containers = all
+	_ = onLegacyNodes
+	setServiceConditions(svc, want, all, p, pullProgress(pullsOf(all, nodes)), now)
+	return want, all
+}
+
+// onLegacyNodes keeps the instances on nodes whose agent reads its
+// instances from status.containers (it predates NodeAssignment).
+func onLegacyNodes(all []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode) []edgev1alpha1.ServiceInstance {
+	var out []edgev1alpha1.ServiceInstance
+	for _, inst := range all {
+		if n := nodes[inst.NodeName]; n != nil && n.Status.NodeInfo != nil && !n.Status.NodeInfo.ReadsAssignment {
+			out = append(out, inst)
+		}
+	}
+	return out
 }
 
 // pullsOf returns the pulls the service's instances wait on, as their
@@ -284,29 +300,15 @@ func bytesOf(done, total int64) string {
 
 // follow moves each instance to the current revision and reads its
 // deployment status from the agent's report.
-func follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
-	out := make([]edgev1alpha1.ServiceInstance, 0, len(instances))
-	for _, inst := range instances {
+func follow(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
+	out := make([]edgev1alpha1.ServiceInstance, 0, len(placed))
+	for _, inst := range placed {
 		if inst.Revision != rev {
 			inst.Revision = rev
 			inst.DeployNum++
-			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
 		}
 		obs := observed(nodes, inst)
-		switch {
-		case obs == nil || obs.Revision != rev:
-			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
-		case obs.FailedMessage != "":
-			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployFailure, obs.FailedMessage
-		case obs.State == edgev1alpha1.ContainerRunning,
-			svc.Spec.Action == edgev1alpha1.ActionLoad && obs.State != "",
-			inst.DeployStatus == edgev1alpha1.DeploySuccess:
-			// Success sticks for the revision: a container that exits later
-			// is a runtime state, not a failed deployment.
-			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeploySuccess, ""
-		default:
-			inst.DeployStatus, inst.FailedMessage = edgev1alpha1.DeployDeploying, ""
-		}
+		inst.DeployStatus, inst.FailedMessage = instances.Status(rev, svc.Spec.Action, obs)
 		if obs != nil {
 			inst.CreatedTime = obs.CreatedTime.DeepCopy() // obs is the cache's own
 		}
@@ -315,18 +317,27 @@ func follow(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInsta
 	return out
 }
 
+// maxFailedShown bounds status.failed: the status stays small whatever
+// fails; failedReplicas counts them all.
+const maxFailedShown = 20
+
 // setServiceConditions derives replicas and the Available, Progressing and
 // Degraded conditions.
-func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, p placement, pulls string, now time.Time) {
-	st.Replicas, st.ReadyReplicas = p.desired, 0
+func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, all []edgev1alpha1.ServiceInstance, p placement, pulls string, now time.Time) {
+	st.Replicas, st.ReadyReplicas, st.FailedReplicas, st.Failed = p.desired, 0, 0, nil
 	deploying := 0
 	var failed []string
-	for _, inst := range st.Containers {
+	for _, inst := range all {
 		switch inst.DeployStatus {
 		case edgev1alpha1.DeploySuccess:
 			st.ReadyReplicas++
 		case edgev1alpha1.DeployFailure:
+			st.FailedReplicas++
 			failed = append(failed, fmt.Sprintf("instance %s on node %s: %s", inst.Name, inst.NodeName, inst.FailedMessage))
+			if len(st.Failed) < maxFailedShown {
+				st.Failed = append(st.Failed, edgev1alpha1.FailedInstance{TaskID: inst.TaskID, Name: inst.Name, NodeName: inst.NodeName,
+					Revision: inst.Revision, Message: inst.FailedMessage})
+			}
 		default:
 			deploying++
 		}
@@ -392,14 +403,14 @@ func serviceProgress(conds []metav1.Condition) *problem {
 
 // emitTransitions records Events for what changed for the worse.
 func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, was, want *edgev1alpha1.EdgeServiceStatus) {
-	before := map[string]edgev1alpha1.DeployStatus{}
-	for _, inst := range was.Containers {
-		before[inst.TaskID] = inst.DeployStatus
+	before := map[string]int64{}
+	for _, f := range was.Failed {
+		before[f.TaskID] = f.Revision
 	}
-	for _, inst := range want.Containers {
-		if inst.DeployStatus == edgev1alpha1.DeployFailure && before[inst.TaskID] != edgev1alpha1.DeployFailure {
+	for _, f := range want.Failed {
+		if rev, ok := before[f.TaskID]; !ok || rev != f.Revision {
 			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy", "%s",
-				capText(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", inst.Name, inst.NodeName, inst.Revision, inst.FailedMessage), maxEventNote))
+				capText(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", f.Name, f.NodeName, f.Revision, f.Message), maxEventNote))
 		}
 	}
 	old := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionDegraded)
@@ -520,19 +531,12 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		// never runs ahead of the history it reads.
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-				svc := e.Object.(*edgev1alpha1.EdgeService)
-				r.history.observe(svc)
-				r.load.set(svc.UID, svc.Status.Containers)
+				r.history.observe(e.Object.(*edgev1alpha1.EdgeService))
 				enqueue(q, e.Object)
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				svc := e.ObjectNew.(*edgev1alpha1.EdgeService)
-				r.history.observe(svc)
-				r.load.set(svc.UID, svc.Status.Containers)
+				r.history.observe(e.ObjectNew.(*edgev1alpha1.EdgeService))
 				enqueue(q, e.ObjectNew)
-				if len(svc.Status.Containers) < len(e.ObjectOld.(*edgev1alpha1.EdgeService).Status.Containers) {
-					r.wakeUnplaced(q)
-				}
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.history.drop(e.Object.GetUID())
@@ -551,12 +555,15 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		// An assignment someone else changed or deleted is rewritten by
 		// the services whose entries differ.
 		Watches(&edgev1alpha1.NodeAssignment{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+				r.assignmentChanged(q, &edgev1alpha1.NodeAssignment{}, e.Object.(*edgev1alpha1.NodeAssignment))
+			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				enqueueChangedEntries(q, e.ObjectOld.(*edgev1alpha1.NodeAssignment), e.ObjectNew.(*edgev1alpha1.NodeAssignment))
+				r.assignmentChanged(q, e.ObjectOld.(*edgev1alpha1.NodeAssignment), e.ObjectNew.(*edgev1alpha1.NodeAssignment))
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				if a, ok := e.Object.(*edgev1alpha1.NodeAssignment); ok {
-					enqueueChangedEntries(q, a, &edgev1alpha1.NodeAssignment{})
+					r.assignmentChanged(q, a, &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: a.Name}})
 				}
 			},
 		}).
@@ -644,6 +651,15 @@ func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
 	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {
 		return
+	}
+	// The services on the node: in its assignment, and (agents that
+	// predate assignments) in status.containers.
+	a := &edgev1alpha1.NodeAssignment{}
+	if err := r.Get(ctx, types.NamespacedName{Name: n.Name}, a, client.UnsafeDisableDeepCopy); client.IgnoreNotFound(err) != nil {
+		logf.FromContext(ctx).Error(err, "Reading the node's assignment", "node", n.Name)
+	}
+	for key := range a.Spec.Services {
+		enqueueKey(q, key)
 	}
 	for _, sel := range lists {
 		services := &edgev1alpha1.EdgeServiceList{}

@@ -111,8 +111,8 @@ func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node 
 // while their node stays (or is only briefly) offline. nodes holds at
 // least the nodes of the service's instances, and gains the nodes of new
 // ones; every reads every node, called only when placement must choose
-// among all, at most once.
-func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, every func() ([]*edgev1alpha1.EdgeNode, error)) (placement, error) {
+// among all, at most once. existing are the instances placed before.
+func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, now time.Time, every func() ([]*edgev1alpha1.EdgeNode, error)) (placement, error) {
 	var all []*edgev1alpha1.EdgeNode
 	everyNode := func() ([]*edgev1alpha1.EdgeNode, error) {
 		if every == nil {
@@ -125,7 +125,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	}
 	ref, _ := imageref.Parse(string(svc.Spec.Image.Ref)) // the schema validated it
 	byNode := map[string][]edgev1alpha1.ServiceInstance{}
-	for _, inst := range svc.Status.Containers {
+	for _, inst := range existing {
 		byNode[inst.NodeName] = append(byNode[inst.NodeName], inst)
 	}
 	var p placement
@@ -195,7 +195,7 @@ func (r *EdgeServiceReconciler) place(svc *edgev1alpha1.EdgeService, nodes map[s
 	var keep []edgev1alpha1.ServiceInstance
 	var disrupted map[string]string // only once a node is past the grace period
 	held := map[string]bool{}
-	for _, inst := range svc.Status.Containers {
+	for _, inst := range existing {
 		n := nodes[inst.NodeName]
 		if !eligible(n) {
 			continue

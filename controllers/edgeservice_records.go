@@ -290,7 +290,7 @@ func (r *EdgeServiceReconciler) adopt(ctx context.Context, svc *edgev1alpha1.Edg
 // it already holds this configuration (adopt it) or an earlier one (try the
 // next revision number). What a record holds is read from its spec, which
 // is immutable; its annotations are hints.
-func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
+func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance, records []edgev1alpha1.DeployRecord, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
 	var latest *edgev1alpha1.DeployRecord
 	for i := range records {
 		if err := r.adopt(ctx, svc, &records[i]); err != nil {
@@ -308,10 +308,10 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	if svc.Generation > lastGen && (len(candidates) == 0 || candidates[len(candidates)-1].generation < svc.Generation) {
 		candidates = append(candidates, observedConfig{generation: svc.Generation, spec: svc.Spec})
 	}
-	// Instances run the revision in their status: a revision number they
-	// ran is never given to another configuration.
+	// Instances run the revision their nodes were told: a revision number
+	// they ran is never given to another configuration.
 	running := int64(0)
-	for _, inst := range svc.Status.Containers {
+	for _, inst := range existing {
 		running = max(running, inst.Revision)
 	}
 	if len(candidates) > 0 {

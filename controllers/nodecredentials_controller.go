@@ -21,6 +21,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,13 +68,12 @@ func (r *NodeCredentialsReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if err := r.Get(ctx, types.NamespacedName{Name: req.Name}, node); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err) // its Secret goes with it
 	}
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := r.List(ctx, services, client.MatchingFields{index.ServiceByNode: node.Name}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing the node's services: %w", err)
+	services, err := r.servicesOn(ctx, node.Name)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	data := map[string][]byte{}
-	for i := range services.Items {
-		svc := &services.Items[i]
+	for _, svc := range services {
 		if svc.DeletionTimestamp != nil || len(svc.Spec.Image.PullSecretRefs) == 0 {
 			continue
 		}
@@ -84,7 +85,7 @@ func (r *NodeCredentialsReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	}
 
 	current := &corev1.Secret{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: r.LeaseNamespace, Name: node.Name}, current)
+	err = r.Get(ctx, types.NamespacedName{Namespace: r.LeaseNamespace, Name: node.Name}, current)
 	switch {
 	case apierrors.IsNotFound(err):
 		if len(data) == 0 {
@@ -173,22 +174,78 @@ func ownedBy(s *corev1.Secret, node *edgev1alpha1.EdgeNode) bool {
 	return false
 }
 
+// servicesOn returns the services with instances on a node: those in
+// its assignment (not being deleted), and those whose status.containers
+// place one there (agents that predate assignments).
+func (r *NodeCredentialsReconciler) servicesOn(ctx context.Context, node string) ([]*edgev1alpha1.EdgeService, error) {
+	keys := map[types.NamespacedName]bool{}
+	a := &edgev1alpha1.NodeAssignment{}
+	if err := r.Get(ctx, types.NamespacedName{Name: node}, a); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading the node's assignment: %w", err)
+	}
+	for key, e := range a.Spec.Services {
+		if ns, name, ok := strings.Cut(key, "/"); ok && !e.Deleting {
+			keys[types.NamespacedName{Namespace: ns, Name: name}] = true
+		}
+	}
+	legacy := &edgev1alpha1.EdgeServiceList{}
+	if err := r.List(ctx, legacy, client.MatchingFields{index.ServiceByNode: node}); err != nil {
+		return nil, fmt.Errorf("listing the node's services: %w", err)
+	}
+	for i := range legacy.Items {
+		keys[client.ObjectKeyFromObject(&legacy.Items[i])] = true
+	}
+	out := make([]*edgev1alpha1.EdgeService, 0, len(keys))
+	for key := range keys {
+		svc := &edgev1alpha1.EdgeService{}
+		if err := r.Get(ctx, key, svc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, svc)
+	}
+	return out, nil
+}
+
+// nodesOf returns the nodes a service has instances on, from the
+// assignments that hold it and its status.
+func (r *NodeCredentialsReconciler) nodesOf(ctx context.Context, svc *edgev1alpha1.EdgeService) map[string]bool {
+	nodes := map[string]bool{}
+	list := &edgev1alpha1.NodeAssignmentList{}
+	if err := r.List(ctx, list, client.MatchingFields{index.AssignmentByService: edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)}); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the assignments of a service", "service", svc.Namespace+"/"+svc.Name)
+	}
+	for i := range list.Items {
+		nodes[list.Items[i].Name] = true
+	}
+	for _, inst := range svc.Status.Containers {
+		nodes[inst.NodeName] = true
+	}
+	return nodes
+}
+
 // SetupWithManager wires the reconciler to the services that pull with
-// credentials, to the Secrets they name and to the nodes' own Secrets.
+// credentials, to the nodes' assignments, to the Secrets the services
+// name and to the nodes' own Secrets.
 func (r *NodeCredentialsReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodecredentials").
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+				r.enqueueCredentialNodes(ctx, q, e.ObjectOld.(*edgev1alpha1.EdgeService), e.ObjectNew.(*edgev1alpha1.EdgeService))
+			},
+		}).
+		// A service placed on a node or taken off it.
+		Watches(&edgev1alpha1.NodeAssignment{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-				enqueueCredentialNodes(q, nil, e.Object.(*edgev1alpha1.EdgeService))
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: e.Object.GetName()}})
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				enqueueCredentialNodes(q, e.ObjectOld.(*edgev1alpha1.EdgeService), e.ObjectNew.(*edgev1alpha1.EdgeService))
-			},
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-				if svc, ok := e.Object.(*edgev1alpha1.EdgeService); ok {
-					enqueueCredentialNodes(q, svc, nil)
+				if servicesKept(e.ObjectOld.(*edgev1alpha1.NodeAssignment)) != servicesKept(e.ObjectNew.(*edgev1alpha1.NodeAssignment)) {
+					q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: e.ObjectNew.GetName()}})
 				}
 			},
 		}).
@@ -197,31 +254,35 @@ func (r *NodeCredentialsReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		Complete(r)
 }
 
-// enqueueCredentialNodes queues the nodes whose credentials a service
-// change can alter: only services that pull with credentials, before or
-// after, and only when their nodes, their Secrets or their deletion changed.
-func enqueueCredentialNodes(q workqueue.TypedRateLimitingInterface[reconcile.Request], old, svc *edgev1alpha1.EdgeService) {
-	refs := func(s *edgev1alpha1.EdgeService) []edgev1alpha1.LocalSecretReference {
-		if s == nil {
-			return nil
+// servicesKept names the services an assignment keeps on its node.
+func servicesKept(a *edgev1alpha1.NodeAssignment) string {
+	keys := make([]string, 0, len(a.Spec.Services))
+	for key, e := range a.Spec.Services {
+		if !e.Deleting {
+			keys = append(keys, key)
 		}
-		return s.Spec.Image.PullSecretRefs
 	}
-	if len(refs(old)) == 0 && len(refs(svc)) == 0 {
+	slices.Sort(keys)
+	return strings.Join(keys, ",")
+}
+
+// enqueueCredentialNodes queues the nodes of a service whose pull Secrets
+// changed, and those of a service that pulls with credentials whose
+// status.containers moved (agents that predate assignments); other
+// placements and deletions come through the assignments.
+func (r *NodeCredentialsReconciler) enqueueCredentialNodes(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], old, svc *edgev1alpha1.EdgeService) {
+	nodes := map[string]bool{}
+	switch {
+	case fmt.Sprint(old.Spec.Image.PullSecretRefs) != fmt.Sprint(svc.Spec.Image.PullSecretRefs):
+		nodes = r.nodesOf(ctx, svc)
+	case len(svc.Spec.Image.PullSecretRefs) > 0 && !sameNodes(old, svc):
+	default:
 		return
 	}
-	nodes := map[string]bool{}
 	for _, s := range []*edgev1alpha1.EdgeService{old, svc} {
-		if s == nil {
-			continue
-		}
 		for _, inst := range s.Status.Containers {
 			nodes[inst.NodeName] = true
 		}
-	}
-	if old != nil && svc != nil && fmt.Sprint(refs(old)) == fmt.Sprint(refs(svc)) &&
-		(old.DeletionTimestamp == nil) == (svc.DeletionTimestamp == nil) && sameNodes(old, svc) {
-		return
 	}
 	for n := range nodes {
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: n}})
@@ -256,11 +317,11 @@ func (r *NodeCredentialsReconciler) secretNodes(ctx context.Context, o client.Ob
 	}
 	seen := map[string]bool{}
 	var out []reconcile.Request
-	for _, s := range services.Items {
-		for _, inst := range s.Status.Containers {
-			if !seen[inst.NodeName] {
-				seen[inst.NodeName] = true
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: inst.NodeName}})
+	for i := range services.Items {
+		for n := range r.nodesOf(ctx, &services.Items[i]) {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: n}})
 			}
 		}
 	}

@@ -24,44 +24,61 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
-// nodeLoad counts the instances placed on each node, from the services'
-// statuses: as the watch delivers them, and as the reconciler writes them.
-// Placement spreads by it at once; an agent's count of its containers
-// follows only its next report, so a burst of new services would all land
-// on the same few nodes.
+// nodeLoad counts the instances placed on each node, by service: what
+// placement reads to keep within a node's capacity. A reconcile sets its
+// service's instances as soon as it wrote them (the cache brings them
+// later); the assignments' watch sets each node's part as it arrives.
 type nodeLoad struct {
 	mu        sync.Mutex
-	byService map[types.UID][]string // the nodes of each service's instances
+	byService map[types.UID]map[string]int // instances of each service, by node
 	count     map[string]int
 }
 
 func newNodeLoad() *nodeLoad {
-	return &nodeLoad{byService: map[types.UID][]string{}, count: map[string]int{}}
+	return &nodeLoad{byService: map[types.UID]map[string]int{}, count: map[string]int{}}
 }
 
-// set records the instances of a service, replacing what it had. A nil
-// load, of a reconciler built without SetupWithManager, records nothing.
+// set replaces a service's instances, on every node.
 func (l *nodeLoad) set(uid types.UID, instances []edgev1alpha1.ServiceInstance) {
 	if l == nil {
 		return
 	}
-	nodes := make([]string, len(instances))
-	for i, inst := range instances {
-		nodes[i] = inst.NodeName
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forget(uid)
-	if len(nodes) == 0 {
+	if len(instances) == 0 {
 		return
 	}
+	nodes := map[string]int{}
+	for _, inst := range instances {
+		nodes[inst.NodeName]++
+		l.count[inst.NodeName]++
+	}
 	l.byService[uid] = nodes
-	for _, n := range nodes {
-		l.count[n]++
+}
+
+// setNode replaces a service's instances on one node.
+func (l *nodeLoad) setNode(uid types.UID, node string, n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	nodes := l.byService[uid]
+	l.add(node, n-nodes[node])
+	switch {
+	case n > 0 && nodes == nil:
+		l.byService[uid] = map[string]int{node: n}
+	case n > 0:
+		nodes[node] = n
+	case nodes != nil:
+		delete(nodes, node)
+		if len(nodes) == 0 {
+			delete(l.byService, uid)
+		}
 	}
 }
 
-// drop forgets a deleted service.
 func (l *nodeLoad) drop(uid types.UID) {
 	if l == nil {
 		return
@@ -72,15 +89,19 @@ func (l *nodeLoad) drop(uid types.UID) {
 }
 
 func (l *nodeLoad) forget(uid types.UID) {
-	for _, n := range l.byService[uid] {
-		if l.count[n]--; l.count[n] == 0 {
-			delete(l.count, n)
-		}
+	for node, n := range l.byService[uid] {
+		l.add(node, -n)
 	}
 	delete(l.byService, uid)
 }
 
-// of is how many instances are placed on a node; nil counts none.
+func (l *nodeLoad) add(node string, d int) {
+	if l.count[node] += d; l.count[node] <= 0 {
+		delete(l.count, node)
+	}
+}
+
+// of is how many instances are placed on a node.
 func (l *nodeLoad) of(node string) int {
 	if l == nil {
 		return 0

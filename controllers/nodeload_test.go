@@ -42,6 +42,11 @@ func TestNodeLoad(t *testing.T) {
 		{"an instance moves", func() { l.set("s1", on("a", "c")) }, map[string]int{"a": 2, "c": 1}},
 		{"two instances of one service on one node", func() { l.set("s2", on("c", "c")) }, map[string]int{"a": 1, "c": 3}},
 		{"no instances left", func() { l.set("s1", nil) }, map[string]int{"c": 2}},
+		{"one node's part from an assignment", func() { l.setNode("s2", "d", 2) }, map[string]int{"c": 2, "d": 2}},
+		{"the same part again counts once", func() { l.setNode("s2", "d", 2) }, map[string]int{"c": 2, "d": 2}},
+		{"a node's part taken out", func() { l.setNode("s2", "c", 0) }, map[string]int{"d": 2}},
+		{"a part of a service never set", func() { l.setNode("s3", "a", 1) }, map[string]int{"a": 1, "d": 2}},
+		{"a part set to nothing", func() { l.setNode("s3", "a", 0) }, map[string]int{"d": 2}},
 		{"a deleted service", func() { l.drop("s2") }, map[string]int{}},
 		{"a service never seen is dropped", func() { l.drop("s9") }, map[string]int{}},
 	} {

@@ -40,6 +40,10 @@ func TestFollow(t *testing.T) {
 	obs := func(rev int64, state edgev1alpha1.ContainerState, failed string) edgev1alpha1.ObservedContainer {
 		return edgev1alpha1.ObservedContainer{Name: "c", TaskID: "t1", Revision: rev, State: state, FailedMessage: failed}
 	}
+	started := func(c edgev1alpha1.ObservedContainer) edgev1alpha1.ObservedContainer {
+		c.StartedTime = &metav1.Time{Time: t0}
+		return c
+	}
 	for _, tc := range []struct {
 		name   string
 		action edgev1alpha1.DeployAction
@@ -50,7 +54,8 @@ func TestFollow(t *testing.T) {
 		{"a new revision redeploys and counts it", "", 3, report(obs(2, edgev1alpha1.ContainerRunning, "")), "3/3/deploying/"},
 		{"running at the revision succeeds", "", 3, report(obs(3, edgev1alpha1.ContainerRunning, "")), "3/3/success/"},
 		{"a failure at the revision fails with the agent's message", "", 3, report(obs(3, edgev1alpha1.ContainerExited, "no image")), "3/3/failure/no image"},
-		{"exiting after success stays success", "", 2, report(obs(2, edgev1alpha1.ContainerExited, "")), "2/2/success/"},
+		{"exiting after it started stays success", "", 2, report(started(obs(2, edgev1alpha1.ContainerExited, ""))), "2/2/success/"},
+		{"created and never started is deploying", "", 2, report(obs(2, edgev1alpha1.ContainerCreated, "")), "2/2/deploying/"},
 		{"a loaded image succeeds once created", edgev1alpha1.ActionLoad, 3, report(obs(3, edgev1alpha1.ContainerCreated, "")), "3/3/success/"},
 		{"no report keeps it deploying", "", 3, nil, "3/3/deploying/"},
 	} {
@@ -91,8 +96,8 @@ func TestServiceConditions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
-			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2, Containers: tc.instances}
-			setServiceConditions(svc, st, placement{desired: tc.desired, problems: tc.problems}, "", t0)
+			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2}
+			setServiceConditions(svc, st, tc.instances, placement{desired: tc.desired, problems: tc.problems}, "", t0)
 			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
 			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
 				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
@@ -128,7 +133,7 @@ func TestDesiredStatus(t *testing.T) {
 	p := placement{instances: insts, desired: 2}
 
 	// The spec changed at t0: the new revision goes out, nothing runs it yet.
-	rolling := desiredStatus(svc, p, nodesAt(1), current, t0)
+	rolling, followed := desiredStatus(svc, p, nodesAt(1), current, t0)
 	if rolling.ObservedGeneration != 5 || rolling.Revision != 2 || rolling.CurrentRecord != "web-2" || rolling.ReadyReplicas != 0 || rolling.DeployedRevision != 1 {
 		t.Fatalf("rolling out: %+v", rolling)
 	}
@@ -138,9 +143,9 @@ func TestDesiredStatus(t *testing.T) {
 
 	// A minute later both agents report revision 2 running.
 	svc.Status = *rolling
-	p.instances = rolling.Containers
-	done := desiredStatus(svc, p, nodesAt(2), current, t0.Add(time.Minute))
-	if done.ReadyReplicas != 2 || done.DeployedRevision != 2 || done.Containers[0].DeployNum != 2 {
+	p.instances = followed
+	done, followed := desiredStatus(svc, p, nodesAt(2), current, t0.Add(time.Minute))
+	if done.ReadyReplicas != 2 || done.DeployedRevision != 2 || followed[0].DeployNum != 2 {
 		t.Fatalf("rolled out: %+v", done)
 	}
 	if c := meta.FindStatusCondition(done.Conditions, edgev1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
@@ -229,7 +234,7 @@ func TestPlaceOffline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := map[string]*edgev1alpha1.EdgeNode{"a": tc.nodes[0]}
 			every := 0
-			p, err := r.place(svc, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) {
+			p, err := r.place(svc, svc.Status.Containers, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) {
 				every++
 				return tc.nodes, nil
 			})
@@ -255,7 +260,7 @@ func TestPlaceOffline(t *testing.T) {
 		r := &EdgeServiceReconciler{RescheduleGrace: grace, load: newNodeLoad()}
 		r.load.set("other", []edgev1alpha1.ServiceInstance{{NodeName: "b"}})
 		every := []*edgev1alpha1.EdgeNode{node("a", "z", 6*time.Minute), node("b", "z", 0), node("c", "z", 0)}
-		p, err := r.place(svc, map[string]*edgev1alpha1.EdgeNode{"a": every[0]}, now, func() ([]*edgev1alpha1.EdgeNode, error) { return every, nil })
+		p, err := r.place(svc, svc.Status.Containers, map[string]*edgev1alpha1.EdgeNode{"a": every[0]}, now, func() ([]*edgev1alpha1.EdgeNode, error) { return every, nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -114,6 +114,12 @@ type NodeInfo struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2000
 	MaxInstances int32 `json:"maxInstances,omitempty"`
+
+	// readsAssignment says the agent reads its instances from the node's
+	// NodeAssignment. An agent that predates it reads them from each
+	// EdgeService's status.containers, which the manager keeps for it.
+	// +optional
+	ReadsAssignment bool `json:"readsAssignment,omitempty"`
 }
 
 // CPUUsage is a container's CPU use in percent (10 means 10%).

@@ -109,7 +109,37 @@ type ServiceInstance struct {
 	CreatedTime *metav1.Time `json:"createdTime,omitempty"`
 }
 
-// EdgeServiceStatus is the observed state of a service.
+// FailedInstance is an instance whose deployment failed, and why.
+type FailedInstance struct {
+	// taskId identifies the instance.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	TaskID string `json:"taskId"`
+
+	// name is the container's name.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// nodeName is the EdgeNode the instance is placed on.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// revision is the revision that failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Revision int64 `json:"revision,omitempty"`
+
+	// message is the agent's reason.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+}
+
+// EdgeServiceStatus is the observed state of a service: counts,
+// conditions and the revision, whatever the service's size. Its instances
+// live with their nodes, in NodeAssignments.
 type EdgeServiceStatus struct {
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
@@ -139,8 +169,24 @@ type EdgeServiceStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// containers are the service's instances, written whole by the
-	// controller alone (atomic: one managedFields entry for the list).
+	// failedReplicas is the number of instances whose deployment at the
+	// current revision failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	FailedReplicas int32 `json:"failedReplicas,omitempty"`
+
+	// failed are up to 20 of the failed instances, with their reasons.
+	// Every instance, failed or not, is in its node's NodeAssignment, and
+	// its container in the node's status.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	Failed []FailedInstance `json:"failed,omitempty"`
+
+	// containers are the instances on nodes whose agent predates
+	// NodeAssignment (status.nodeInfo.readsAssignment unset), which read
+	// their instances here; empty once every agent reads its node's
+	// assignment. Written whole by the controller alone.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10000

@@ -256,7 +256,7 @@ func (r *reporter) report(ctx context.Context) error {
 	}
 	rep := report{
 		info: edgev1alpha1.NodeInfo{Type: info.Type, Arch: info.Arch, OSVersion: info.OSVersion, RuntimeVersion: info.RuntimeVersion,
-			AgentVersion: s.o.AgentVersion, MaxInstances: int32(s.o.MaxInstances)},
+			AgentVersion: s.o.AgentVersion, MaxInstances: int32(s.o.MaxInstances), ReadsAssignment: true},
 		boot:    info.boot,
 		runtime: runtime, containers: containers, counts: counts,
 	}

@@ -58,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.EdgeServiceStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EmbeddedConfig"):
 		return &apiv1alpha1.EmbeddedConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("FailedInstance"):
+		return &apiv1alpha1.FailedInstanceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ImagePull"):
 		return &apiv1alpha1.ImagePullApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ImageSpec"):

@@ -373,6 +373,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: deployedRevision
       type:
         scalar: numeric
+    - name: failed
+      type:
+        list:
+          elementType:
+            namedType: com.github.edgeplane.edgeplane.api.v1alpha1.FailedInstance
+          elementRelationship: atomic
+    - name: failedReplicas
+      type:
+        scalar: numeric
     - name: observedGeneration
       type:
         scalar: numeric
@@ -412,6 +421,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: restart
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.RestartPolicy
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.FailedInstance
+  map:
+    fields:
+    - name: message
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: nodeName
+      type:
+        scalar: string
+    - name: revision
+      type:
+        scalar: numeric
+    - name: taskId
+      type:
+        scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
   scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.ImagePull
@@ -545,6 +572,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: osVersion
       type:
         scalar: string
+    - name: readsAssignment
+      type:
+        scalar: boolean
     - name: runtimeVersion
       type:
         scalar: string

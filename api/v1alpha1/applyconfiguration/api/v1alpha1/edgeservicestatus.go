@@ -25,7 +25,9 @@ import (
 // EdgeServiceStatusApplyConfiguration represents a declarative configuration of the EdgeServiceStatus type for use
 // with apply.
 //
-// EdgeServiceStatus is the observed state of a service.
+// EdgeServiceStatus is the observed state of a service: counts,
+// conditions and the revision, whatever the service's size. Its instances
+// live with their nodes, in NodeAssignments.
 type EdgeServiceStatusApplyConfiguration struct {
 	// observedGeneration is the generation the controller last acted on.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
@@ -42,8 +44,17 @@ type EdgeServiceStatusApplyConfiguration struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 	// readyReplicas is the number of instances running at the current revision.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
-	// containers are the service's instances, written whole by the
-	// controller alone (atomic: one managedFields entry for the list).
+	// failedReplicas is the number of instances whose deployment at the
+	// current revision failed.
+	FailedReplicas *int32 `json:"failedReplicas,omitempty"`
+	// failed are up to 20 of the failed instances, with their reasons.
+	// Every instance, failed or not, is in its node's NodeAssignment, and
+	// its container in the node's status.
+	Failed []FailedInstanceApplyConfiguration `json:"failed,omitempty"`
+	// containers are the instances on nodes whose agent predates
+	// NodeAssignment (status.nodeInfo.readsAssignment unset), which read
+	// their instances here; empty once every agent reads its node's
+	// assignment. Written whole by the controller alone.
 	Containers []ServiceInstanceApplyConfiguration `json:"containers,omitempty"`
 	// conditions hold Available, Progressing and Degraded.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
@@ -100,6 +111,27 @@ func (b *EdgeServiceStatusApplyConfiguration) WithReplicas(value int32) *EdgeSer
 // If called multiple times, the ReadyReplicas field is set to the value of the last call.
 func (b *EdgeServiceStatusApplyConfiguration) WithReadyReplicas(value int32) *EdgeServiceStatusApplyConfiguration {
 	b.ReadyReplicas = &value
+	return b
+}
+
+// WithFailedReplicas sets the FailedReplicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FailedReplicas field is set to the value of the last call.
+func (b *EdgeServiceStatusApplyConfiguration) WithFailedReplicas(value int32) *EdgeServiceStatusApplyConfiguration {
+	b.FailedReplicas = &value
+	return b
+}
+
+// WithFailed adds the given value to the Failed field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Failed field.
+func (b *EdgeServiceStatusApplyConfiguration) WithFailed(values ...*FailedInstanceApplyConfiguration) *EdgeServiceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFailed")
+		}
+		b.Failed = append(b.Failed, *values[i])
+	}
 	return b
 }
 

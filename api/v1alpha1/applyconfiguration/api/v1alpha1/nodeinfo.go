@@ -36,6 +36,10 @@ type NodeInfoApplyConfiguration struct {
 	// maxInstances is how many service instances the agent runs and
 	// reports (its --max-instances); spec.maxInstances overrides it.
 	MaxInstances *int32 `json:"maxInstances,omitempty"`
+	// readsAssignment says the agent reads its instances from the node's
+	// NodeAssignment. An agent that predates it reads them from each
+	// EdgeService's status.containers, which the manager keeps for it.
+	ReadsAssignment *bool `json:"readsAssignment,omitempty"`
 }
 
 // NodeInfoApplyConfiguration constructs a declarative configuration of the NodeInfo type for use with
@@ -89,5 +93,13 @@ func (b *NodeInfoApplyConfiguration) WithAgentVersion(value string) *NodeInfoApp
 // If called multiple times, the MaxInstances field is set to the value of the last call.
 func (b *NodeInfoApplyConfiguration) WithMaxInstances(value int32) *NodeInfoApplyConfiguration {
 	b.MaxInstances = &value
+	return b
+}
+
+// WithReadsAssignment sets the ReadsAssignment field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadsAssignment field is set to the value of the last call.
+func (b *NodeInfoApplyConfiguration) WithReadsAssignment(value bool) *NodeInfoApplyConfiguration {
+	b.ReadsAssignment = &value
 	return b
 }
