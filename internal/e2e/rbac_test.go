@@ -131,7 +131,9 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 
 		By("reading its own node's assignment, and being refused another node's and every service")
 		Expect(sa.Get(ctx, client.ObjectKey{Name: node}, &edgev1alpha1.NodeAssignment{})).To(Succeed())
-		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Name: second}, &edgev1alpha1.NodeAssignment{}) }).Should(Succeed())
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Name: second}, &edgev1alpha1.NodeAssignment{})
+		}).Should(Succeed())
 		Expect(sa.Get(ctx, client.ObjectKey{Name: second}, &edgev1alpha1.NodeAssignment{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
 		Expect(sa.List(ctx, &edgev1alpha1.NodeAssignmentList{})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
 		Expect(sa.List(ctx, &edgev1alpha1.NodeAssignmentList{}, client.MatchingFields{"metadata.name": second})).To(WithTransform(apierrors.IsForbidden, BeTrue()))
