@@ -66,7 +66,9 @@ var _ = Describe("Upgrading from the release before NodeAssignment", Ordered, fu
 		report(node, "linux", running(inst, 1)) // an agent of that release: no readsAssignment
 
 		By("starting this release's manager")
-		stopManager = startManager(nil)
+		// Stopped at the end of the spec: the container's cleanup starts
+		// the suite's manager again, and two must never run at once.
+		DeferCleanup(startManager(nil))
 		key := edgev1alpha1.AssignmentKey(ns, "legacy")
 		Eventually(func() []edgev1alpha1.AssignedInstance { return assignment(node).Spec.Services[key].Instances }).Should(
 			ConsistOf(And(HaveField("TaskID", inst.TaskID), HaveField("Name", inst.Name), HaveField("Revision", int64(1)), HaveField("DeployNum", int32(1)))),
