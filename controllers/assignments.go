@@ -61,9 +61,9 @@ func (r *EdgeServiceReconciler) assignmentsOf(ctx context.Context, svc *edgev1al
 
 // assignedEntries is what each node's assignment should hold of the
 // service: its instances there and the configuration of their revision.
-func assignedEntries(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance, rev int64, spec *edgev1alpha1.DeploySpec, deleting bool) map[string]edgev1alpha1.AssignedService {
+func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, rev int64, spec *edgev1alpha1.DeploySpec, deleting bool) map[string]edgev1alpha1.AssignedService {
 	out := map[string]edgev1alpha1.AssignedService{}
-	for _, inst := range instances {
+	for _, inst := range placed {
 		e, ok := out[inst.NodeName]
 		if !ok {
 			e = edgev1alpha1.AssignedService{UID: string(svc.UID), Revision: rev, Spec: *spec, Deleting: deleting}
@@ -82,11 +82,11 @@ func assignedEntries(svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.Ser
 
 // syncAssignments writes the service's entry into each node's assignment
 // where it differs from want, and takes it out where the service has no
-// instance left. It returns how many assignments it wrote.
-func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, want map[string]edgev1alpha1.AssignedService) (int, error) {
+// instance left.
+func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, want map[string]edgev1alpha1.AssignedService) error {
 	have, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	writes := map[string]*edgev1alpha1.AssignedService{}
 	for node, e := range want {
@@ -110,7 +110,7 @@ func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1
 			return nil
 		})
 	}
-	return len(writes), g.Wait()
+	return g.Wait()
 }
 
 // writeAssignment sets one service's entry in a node's assignment, or
@@ -184,32 +184,16 @@ func pointerEscape(s string) string {
 }
 
 // containersLeft counts the service's containers the agents still report:
-// those of its entries in the nodes' assignments, and those its status
-// names (a service placed before assignments existed).
+// those of its instances, in the nodes' assignments or (placed before
+// assignments existed) in its status.
 func (r *EdgeServiceReconciler) containersLeft(ctx context.Context, svc *edgev1alpha1.EdgeService, entries map[string]edgev1alpha1.AssignedService) (int, error) {
-	instances := append([]edgev1alpha1.ServiceInstance(nil), svc.Status.Containers...)
-	for node, e := range entries {
-		for _, inst := range e.Instances {
-			instances = append(instances, edgev1alpha1.ServiceInstance{TaskID: inst.TaskID, Name: inst.Name, NodeName: node})
-		}
+	existing := existingInstances(svc, entries)
+	nodes, err := r.nodesFor(ctx, svc, existing)
+	if err != nil {
+		return 0, err
 	}
-	nodes := map[string]*edgev1alpha1.EdgeNode{}
-	seen := map[string]bool{}
 	left := 0
-	for _, inst := range instances {
-		if seen[inst.TaskID] {
-			continue
-		}
-		seen[inst.TaskID] = true
-		if _, ok := nodes[inst.NodeName]; !ok {
-			n := &edgev1alpha1.EdgeNode{}
-			if err := r.Get(ctx, types.NamespacedName{Name: inst.NodeName}, n, client.UnsafeDisableDeepCopy); client.IgnoreNotFound(err) != nil {
-				return 0, err
-			} else if err != nil {
-				n = nil
-			}
-			nodes[inst.NodeName] = n
-		}
+	for _, inst := range existing {
 		if observed(nodes, inst) != nil {
 			left++
 		}

@@ -123,7 +123,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// After the finalizer, which must hold the service before any node
 	// can run it; before the status, so that what the status counts is
 	// what the nodes were told.
-	if _, err := r.syncAssignments(ctx, svc, assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
+	if err := r.syncAssignments(ctx, svc, assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// Placement sees this at once, not when the watch brings it.
@@ -497,12 +497,12 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 			e.Deleting = true
 			deleting[node] = e
 		}
-		if _, err := r.syncAssignments(ctx, svc, deleting); err != nil {
+		if err := r.syncAssignments(ctx, svc, deleting); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
 	}
-	if _, err := r.syncAssignments(ctx, svc, nil); err != nil {
+	if err := r.syncAssignments(ctx, svc, nil); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {

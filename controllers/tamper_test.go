@@ -185,6 +185,16 @@ var _ = Describe("Recording under tampering", func() {
 				}).Should(Equal(was.Spec.Services[key]), "set back to the service's configuration and instances")
 			},
 		}),
+		Entry("every entry of the node's assignment removed by hand", tamper{
+			after: func(ns string, svc *edgev1alpha1.EdgeService) {
+				node, key := svc.Spec.Nodes[0], edgev1alpha1.AssignmentKey(ns, svc.Name)
+				was := assignment(node)
+				Expect(k8sClient.Patch(ctx, was.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"services":null}}`)))).To(Succeed())
+				Eventually(func() edgev1alpha1.AssignedService {
+					return assignment(node).Spec.Services[key]
+				}).Should(Equal(was.Spec.Services[key]), "written again into an assignment that holds no services at all")
+			},
+		}),
 		Entry("status.revision patched", tamper{
 			after: func(ns string, svc *edgev1alpha1.EdgeService) {
 				patch := client.MergeFrom(svc.DeepCopy())

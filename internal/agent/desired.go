@@ -48,7 +48,10 @@ type desiredState struct {
 	// held at start.
 	state *stateFile
 	last  map[string]want
-	disk  outage
+	// read is what the assignment of resourceVersion readRV holds.
+	read   map[string]want
+	readRV string
+	disk   outage
 }
 
 func newDesiredState(node string, view client.Reader, synced func() bool, stateDir string, log func(string, ...any)) *desiredState {
@@ -91,7 +94,12 @@ func (d *desiredState) get(ctx context.Context) (map[string]want, bool, error) {
 		}
 		return nil, false, err
 	}
-	return wantsOfAssignment(a, d.node, d.namespace), true, nil
+	// Read at every tick: the wants are built again only when the
+	// assignment changed.
+	if a.ResourceVersion != d.readRV {
+		d.read, d.readRV = wantsOfAssignment(a, d.node, d.namespace), a.ResourceVersion
+	}
+	return d.read, true, nil
 }
 
 // wantsOfAssignment turns a node's assignment into its desired instances.
