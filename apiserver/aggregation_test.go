@@ -155,7 +155,7 @@ var _ = Describe("The facade through kube-apiserver", Ordered, func() {
 		BeforeAll(func() {
 			node = createNode("agg-node", "linux", "amd64")
 			svc = createStatic("agg-web", "/agg", "shop/web@1#linux", "agg-node")
-			report(node, running(svc.Status.Containers[0], 1, metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))))
+			report(node, running(instancesOf(svc.Name)[0], 1, metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))))
 			Eventually(func() int { return recordTotal(string(svc.UID)) }).Should(BeNumerically(">", 0))
 			var pg struct {
 				List []struct {
@@ -171,7 +171,7 @@ var _ = Describe("The facade through kube-apiserver", Ordered, func() {
 		// A list may change between the two calls while other nodes come
 		// and go, so each pair is asked again until it agrees.
 		It("answers every read as the direct facade does, and as openapi.json says", func() {
-			task := svc.Status.Containers[0].TaskID
+			task := instancesOf(svc.Name)[0].TaskID
 			reads := []struct{ method, path string }{
 				{http.MethodGet, "/api/v1/node" + query("name", "agg-", "pageNum", "1", "pageSize", "10")},
 				{http.MethodGet, "/api/v1/node/" + query("name", "agg-node", "basicInfo", "true")},

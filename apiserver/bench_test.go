@@ -307,7 +307,8 @@ func seedNodes(ctx context.Context, b *testing.B, c client.Client, n, perNode in
 }
 
 // seedServices creates services whose instances are the containers the
-// nodes report: instance j of service i runs on node (i*perService+j)/perNode.
+// nodes report: instance j of service i runs on node (i*perService+j)/perNode,
+// as the nodes' assignments say.
 func seedServices(ctx context.Context, b *testing.B, c client.Client, n, perService int, nodes []*edgev1alpha1.EdgeNode) []*edgev1alpha1.EdgeService {
 	out := make([]*edgev1alpha1.EdgeService, n)
 	perNode := n * perService / len(nodes)
@@ -319,19 +320,30 @@ func seedServices(ctx context.Context, b *testing.B, c client.Client, n, perServ
 		if err := c.Create(ctx, svc); err != nil {
 			return err
 		}
-		for j := range perService {
-			k := i*perService + j
-			node := nodes[k/perNode]
-			obs := node.Status.Containers[k%perNode]
-			svc.Status.Containers = append(svc.Status.Containers, edgev1alpha1.ServiceInstance{
-				TaskID: obs.TaskID, Name: obs.Name, NodeName: node.Name, Revision: 1, DeployStatus: edgev1alpha1.DeploySuccess,
-				DeployNum: 1, TaskCreatedTime: metav1.NewMicroTime(time.Unix(1700000000, int64(k)*1e6)),
-			})
-		}
 		svc.Status.Revision = 1
 		out[i] = svc
 		return c.Status().Update(ctx, svc)
 	})
+	assignments := make([]*edgev1alpha1.NodeAssignment, len(nodes))
+	for i, node := range nodes {
+		assignments[i] = &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node.Name},
+			Spec: edgev1alpha1.NodeAssignmentSpec{Services: map[string]edgev1alpha1.AssignedService{}}}
+	}
+	for i, svc := range out {
+		for j := range perService {
+			k := i*perService + j
+			a := assignments[k/perNode]
+			obs := nodes[k/perNode].Status.Containers[k%perNode]
+			key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
+			e := a.Spec.Services[key]
+			e.UID, e.Revision, e.Spec = string(svc.UID), 1, svc.Spec.DeploySpec
+			e.Instances = append(e.Instances, edgev1alpha1.AssignedInstance{
+				TaskID: obs.TaskID, Name: obs.Name, Revision: 1, DeployNum: 1, TaskCreatedTime: metav1.NewMicroTime(time.Unix(1700000000, int64(k)*1e6)),
+			})
+			a.Spec.Services[key] = e
+		}
+	}
+	parallel(b, len(assignments), func(i int) error { return c.Create(ctx, assignments[i]) })
 	return out
 }
 
@@ -358,8 +370,8 @@ func (a *apiQueries) nodes(ctx context.Context, size int) (int, error) {
 }
 
 func (a *apiQueries) containersOfServices(ctx context.Context, ids []string, size int) (int, error) {
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := a.c.List(ctx, services, client.InNamespace(facadeNamespace)); err != nil {
+	assignments := &edgev1alpha1.NodeAssignmentList{}
+	if err := a.c.List(ctx, assignments); err != nil {
 		return 0, err
 	}
 	nodes := &edgev1alpha1.EdgeNodeList{}
@@ -371,9 +383,11 @@ func (a *apiQueries) containersOfServices(ctx context.Context, ids []string, siz
 		want[id] = true
 	}
 	n := 0
-	for _, s := range services.Items {
-		if want[string(s.UID)] {
-			n += len(s.Status.Containers)
+	for _, as := range assignments.Items {
+		for _, e := range as.Spec.Services {
+			if want[e.UID] {
+				n += len(e.Instances)
+			}
 		}
 	}
 	return min(size, n), nil
@@ -384,8 +398,8 @@ func (a *apiQueries) containersOfNodes(ctx context.Context, ids []string, size i
 	if err := a.c.List(ctx, nodes); err != nil {
 		return 0, err
 	}
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := a.c.List(ctx, services, client.InNamespace(facadeNamespace)); err != nil {
+	assignments := &edgev1alpha1.NodeAssignmentList{}
+	if err := a.c.List(ctx, assignments); err != nil {
 		return 0, err
 	}
 	want := map[string]bool{}
@@ -397,10 +411,10 @@ func (a *apiQueries) containersOfNodes(ctx context.Context, ids []string, size i
 		}
 	}
 	n := 0
-	for _, s := range services.Items {
-		for _, in := range s.Status.Containers {
-			if want[in.NodeName] {
-				n++
+	for _, as := range assignments.Items {
+		if want[as.Name] {
+			for _, e := range as.Spec.Services {
+				n += len(e.Instances)
 			}
 		}
 	}

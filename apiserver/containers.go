@@ -83,12 +83,16 @@ type cpuUsage struct {
 }
 
 // instance is one service instance with its node and what the agent
-// reports of it (nil when nothing yet).
+// reports of it (nil when nothing yet). svc is the service as the node's
+// assignment names it, with the configuration the node was told.
 type instance struct {
 	svc  *edgev1alpha1.EdgeService
 	inst *edgev1alpha1.ServiceInstance
 	node *edgev1alpha1.EdgeNode // nil when the node is gone
 	obs  *edgev1alpha1.ObservedContainer
+	// status and failed are where its deployment stands, from obs.
+	status edgev1alpha1.DeployStatus
+	failed string
 }
 
 // join completes an instance with its node (from the facade's node index,
@@ -98,20 +102,19 @@ func (s *Server) join(in *instance) {
 		in.node, _ = s.nodesByUID.object("", in.inst.NodeName)
 	}
 	in.obs = instances.Observed(in.node, in.inst.TaskID)
+	in.status, in.failed = instances.Status(in.inst.Revision, in.svc.Spec.Action, in.obs)
 }
 
 // getContainer serves GET /api/v1/container/{id}, id being the taskId.
 func (s *Server) getContainer(r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := s.lookup(r.Context(), services, index.ServiceByTaskID, id, true); err != nil {
+	assignments := &edgev1alpha1.NodeAssignmentList{}
+	if err := s.lookup(r.Context(), assignments, index.AssignmentByTaskID, id, false); err != nil {
 		return nil, err
 	}
-	for i := range services.Items {
-		svc := &services.Items[i]
-		for j := range svc.Status.Containers {
-			if svc.Status.Containers[j].TaskID == id {
-				in := instance{svc: svc, inst: &svc.Status.Containers[j]}
+	for i := range assignments.Items {
+		for _, in := range assignedInstances(&assignments.Items[i], s.instances.keep) {
+			if in.inst.TaskID == id {
 				s.join(&in)
 				c := toContainer(in, s.opts.Clock.Now())
 				return &c, nil
@@ -204,7 +207,7 @@ func matchesKey(in instance, key string) bool {
 			return true
 		}
 	}
-	if strings.EqualFold(string(in.inst.DeployStatus), key) {
+	if strings.EqualFold(string(in.status), key) {
 		return true
 	}
 	return in.obs != nil && strings.EqualFold(string(in.obs.State), key)
@@ -217,15 +220,15 @@ func toContainer(in instance, now time.Time) container {
 	c := container{
 		TaskID: inst.TaskID, Name: inst.Name, NodeName: inst.NodeName,
 		TaskCreatedTime: inst.TaskCreatedTime.UnixMilli(),
-		DeployStatus:    string(inst.DeployStatus), DeployNum: inst.DeployNum,
+		DeployStatus:    string(in.status), DeployNum: inst.DeployNum,
 		CPUUsage:  cpuUsage{Cores: noCores},
 		ServiceID: string(in.svc.UID), ServiceName: in.svc.Name,
 	}
 	if c.DeployStatus == "" {
 		c.DeployStatus = string(edgev1alpha1.DeployDeploying)
 	}
-	if inst.FailedMessage != "" {
-		c.FailedMessage = &inst.FailedMessage
+	if in.failed != "" {
+		c.FailedMessage = &in.failed
 	}
 	created := inst.CreatedTime
 	ref := string(in.svc.Spec.Image.Ref)

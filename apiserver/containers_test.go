@@ -59,7 +59,7 @@ var _ = Describe("Containers", Ordered, func() {
 	})
 
 	instanceOn := func(s *edgev1alpha1.EdgeService, node string) edgev1alpha1.ServiceInstance {
-		for _, in := range getService(s.Name).Status.Containers {
+		for _, in := range instancesOf(s.Name) {
 			if in.NodeName == node {
 				return in
 			}
@@ -131,7 +131,7 @@ var _ = Describe("Containers", Ordered, func() {
 		var pg containerPage
 		api("/api/v1/container/service" + query("serviceIds[]", string(web.UID), "serviceIds[]", string(plc.UID), "pageNum", "1", "pageSize", "10")).into(&pg)
 		Expect(pg.Total).To(Equal(3))
-		all := append(getService("web").Status.Containers, getService("plc").Status.Containers...)
+		all := append(instancesOf("web"), instancesOf("plc")...)
 		Expect(taskIDs(pg)).To(Equal(newestFirst(all)))
 
 		api("/api/v1/container/service" + query("serviceIds", string(plc.UID), "pageNum", "1", "pageSize", "10")).into(&pg)

@@ -70,7 +70,7 @@ var bootTime = metav1.NewTime(metav1.Now().Add(-3600e9).Truncate(1e9))
 // report plays the node's agent reporting its containers.
 func report(n *edgev1alpha1.EdgeNode, containers ...edgev1alpha1.ObservedContainer) {
 	GinkgoHelper()
-	info := edgev1alpha1.NodeInfo{Type: n.Spec.Type, Arch: n.Spec.Arch, AgentVersion: "test"}
+	info := edgev1alpha1.NodeInfo{Type: n.Spec.Type, Arch: n.Spec.Arch, AgentVersion: "test", ReadsAssignment: true}
 	Expect(testenv.Report(ctx, k8sClient, n.Name, info, &bootTime, containers...)).To(Succeed())
 }
 
@@ -97,8 +97,16 @@ func createStatic(name, path, ref string, nodes ...string) *edgev1alpha1.EdgeSer
 		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: edgev1alpha1.FolderPath(path), Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(ref), Path: "registry.local/" + name}, Cmd: []string{"serve", "--port=80"}}, Nodes: nodes},
 	}
 	Expect(k8sClient.Create(ctx, s)).To(Succeed())
-	Eventually(func() int { return len(getService(name).Status.Containers) }).Should(Equal(len(nodes)))
+	Eventually(func() []edgev1alpha1.ServiceInstance { return instancesOf(name) }).Should(HaveLen(len(nodes)))
 	return getService(name)
+}
+
+// instancesOf reads a service's instances from the nodes' assignments.
+func instancesOf(name string) []edgev1alpha1.ServiceInstance {
+	GinkgoHelper()
+	out, err := testenv.Instances(ctx, k8sClient, facadeNamespace, name)
+	Expect(err).NotTo(HaveOccurred())
+	return out
 }
 
 // running is what an agent reports for an instance running a revision.

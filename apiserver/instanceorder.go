@@ -23,25 +23,28 @@ import (
 	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/instances"
 )
 
 // instanceOrder keeps the instances of each service and of each node in
-// the container lists' order (newest task first), current from the
-// services' informer events. A page of one service or node is a slice of
-// its list, a page of several is merged from theirs up to its end: no
+// the container lists' order (newest task first), current from the nodes'
+// assignments' informer events. A page of one service or node is a slice
+// of its list, a page of several is merged from theirs up to its end: no
 // request sorts or copies every instance. A stored list is never changed,
 // only replaced, so readers use it without the lock.
 type instanceOrder struct {
-	keep      func(*edgev1alpha1.EdgeService) bool
+	keep      func(namespace string) bool
 	mu        sync.RWMutex
 	byService map[string][]instance // service UID -> its instances
 	byNode    map[string][]instance // node name -> the instances on it
 }
 
-func newInstanceOrder(keep func(*edgev1alpha1.EdgeService) bool) *instanceOrder {
+func newInstanceOrder(keep func(namespace string) bool) *instanceOrder {
 	return &instanceOrder{keep: keep, byService: map[string][]instance{}, byNode: map[string][]instance{}}
 }
 
@@ -72,62 +75,68 @@ func (o *instanceOrder) onNode(name string) []instance {
 	return o.byNode[name]
 }
 
-// set stores a service's instances in place of what it had.
-func (o *instanceOrder) set(svc *edgev1alpha1.EdgeService) {
+// assignedInstances are the instances an assignment places on its node,
+// each with its service as the entry names it: a service of the entry's
+// configuration, pointing into the informer's object.
+func assignedInstances(a *edgev1alpha1.NodeAssignment, keep func(string) bool) []instance {
 	var list []instance
-	if o.keep(svc) {
-		for i := range svc.Status.Containers {
-			list = append(list, instance{svc: svc, inst: &svc.Status.Containers[i]})
-		}
-		slices.SortFunc(list, compareInstances)
-	}
-	uid := string(svc.UID)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.removeLocked(uid)
-	if len(list) == 0 {
-		return
-	}
-	o.byService[uid] = list
-	added := map[string][]instance{}
-	for _, in := range list {
-		added[in.inst.NodeName] = append(added[in.inst.NodeName], in)
-	}
-	for node, ins := range added {
-		merged := append(slices.Clone(o.byNode[node]), ins...)
-		slices.SortFunc(merged, compareInstances)
-		o.byNode[node] = merged
-	}
-}
-
-func (o *instanceOrder) remove(uid string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.removeLocked(uid)
-}
-
-// removeLocked drops a service's instances from its list and its nodes'.
-func (o *instanceOrder) removeLocked(uid string) {
-	var done []string
-	for _, in := range o.byService[uid] {
-		node := in.inst.NodeName
-		if slices.Contains(done, node) {
+	for key, e := range a.Spec.Services {
+		ns, name, _ := strings.Cut(key, "/")
+		if !keep(ns) {
 			continue
 		}
-		done = append(done, node)
-		kept := slices.DeleteFunc(slices.Clone(o.byNode[node]), func(x instance) bool { return string(x.svc.UID) == uid })
-		if len(kept) == 0 {
-			delete(o.byNode, node)
-		} else {
-			o.byNode[node] = kept
+		svc := &edgev1alpha1.EdgeService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(e.UID)},
+			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: e.Spec},
+		}
+		for _, inst := range instances.Of(a.Name, &e) {
+			list = append(list, instance{svc: svc, inst: &inst})
 		}
 	}
-	delete(o.byService, uid)
+	return list
 }
 
-// handler keeps the order current from an informer of EdgeServices.
+// set stores a node's instances in place of what it had, in the node's
+// list and in each of its services' lists.
+func (o *instanceOrder) set(a *edgev1alpha1.NodeAssignment) {
+	list := assignedInstances(a, o.keep)
+	slices.SortFunc(list, compareInstances)
+	bySvc := map[string][]instance{}
+	for _, in := range list {
+		bySvc[string(in.svc.UID)] = append(bySvc[string(in.svc.UID)], in)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, in := range o.byNode[a.Name] {
+		if _, ok := bySvc[string(in.svc.UID)]; !ok {
+			bySvc[string(in.svc.UID)] = nil // the service left the node
+		}
+	}
+	if len(list) == 0 {
+		delete(o.byNode, a.Name)
+	} else {
+		o.byNode[a.Name] = list
+	}
+	for uid, added := range bySvc {
+		kept := slices.DeleteFunc(slices.Clone(o.byService[uid]), func(x instance) bool { return x.inst.NodeName == a.Name })
+		merged := append(kept, added...)
+		slices.SortFunc(merged, compareInstances)
+		if len(merged) == 0 {
+			delete(o.byService, uid)
+		} else {
+			o.byService[uid] = merged
+		}
+	}
+}
+
+// remove drops a deleted assignment's instances.
+func (o *instanceOrder) remove(a *edgev1alpha1.NodeAssignment) {
+	o.set(&edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: a.Name}})
+}
+
+// handler keeps the order current from an informer of NodeAssignments.
 func (o *instanceOrder) handler() toolscache.ResourceEventHandler {
-	return eventHandler(o.set, o.set, func(svc *edgev1alpha1.EdgeService) { o.remove(string(svc.UID)) })
+	return eventHandler(o.set, o.set, o.remove)
 }
 
 // merged walks lists that are each in order as one list in order.

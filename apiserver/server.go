@@ -189,7 +189,7 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 		}
 		return []string{string(svc.UID)}
 	}, nil)
-	s.instances = newInstanceOrder(func(svc *edgev1alpha1.EdgeService) bool { return inNamespace(svc) })
+	s.instances = newInstanceOrder(func(namespace string) bool { return namespace == s.opts.Namespace })
 	s.recordsByService = newObjectIndex(func(rec *edgev1alpha1.DeployRecord) []string {
 		if uid := rec.Labels[edgev1alpha1.LabelServiceUID]; uid != "" && inNamespace(rec) {
 			return []string{uid}
@@ -208,7 +208,7 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 		{&edgev1alpha1.EdgeNode{}, s.nodes.handler()},
 		{&edgev1alpha1.EdgeNode{}, s.nodesByUID.handler()},
 		{&edgev1alpha1.EdgeService{}, s.servicesByUID.handler()},
-		{&edgev1alpha1.EdgeService{}, s.instances.handler()},
+		{&edgev1alpha1.NodeAssignment{}, s.instances.handler()},
 		{&edgev1alpha1.DeployRecord{}, s.recordsByService.handler()},
 	} {
 		inf, err := c.GetInformer(context.Background(), h.obj)

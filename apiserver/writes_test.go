@@ -63,7 +63,7 @@ var _ = Describe("DELETE /api/v1/service/path", func() {
 		stuck := createStatic("del-stuck", "/plant", "app@1#linux", "del-node")
 		// The agent keeps reporting the container: without force the
 		// finalizer would wait for the (hour-long) deletion timeout.
-		report(n, running(stuck.Status.Containers[0], 1, metav1.Now()))
+		report(n, running(instancesOf(stuck.Name)[0], 1, metav1.Now()))
 		deep := createStatic("del-deep", "/plant/line-1/cell", "app@1#linux", "del-node")
 		createStatic("del-sibling", "/plant-2", "app@1#linux", "del-node")
 		createStatic("del-root", "/", "app@1#linux", "del-node")

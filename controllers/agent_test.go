@@ -83,7 +83,7 @@ func keepAlive(node string) (stopRenewing func()) {
 // report applies the agent's half of a node's status: its OS and containers.
 func report(node, osType string, containers ...edgev1alpha1.ObservedContainer) {
 	GinkgoHelper()
-	info := edgev1alpha1.NodeInfo{Type: osType, Arch: "amd64", AgentVersion: "test"}
+	info := edgev1alpha1.NodeInfo{Type: osType, Arch: "amd64", AgentVersion: "test", ReadsAssignment: true}
 	Expect(testenv.Report(ctx, k8sClient, node, info, nil, containers...)).To(Succeed())
 }
 
@@ -107,6 +107,15 @@ func getService(ns, name string) *edgev1alpha1.EdgeService {
 	s := &edgev1alpha1.EdgeService{}
 	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
 	return s
+}
+
+// instancesOf reads a service's instances from the nodes' assignments,
+// with the deployment status each node's report gives them.
+func instancesOf(ns, name string) []edgev1alpha1.ServiceInstance {
+	GinkgoHelper()
+	out, err := testenv.Instances(ctx, k8sClient, ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	return out
 }
 
 // assignment reads a node's assignment from the API server; an empty one

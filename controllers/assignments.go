@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -260,4 +261,49 @@ func existingInstances(svc *edgev1alpha1.EdgeService, entries map[string]edgev1a
 		}
 	}
 	return out
+}
+
+// intents holds, per service, the entries this process last meant each
+// node's assignment to hold. Placement starts from them rather than from
+// the cache, which may not show this process's own writes yet (placing
+// again from a stale view would replace instances) and shows a hand edit
+// of an assignment, which is written back instance for instance. A new
+// leader starts from the cache: the manager exits when it loses the lease.
+type intents struct {
+	mu        sync.Mutex
+	byService map[types.UID]map[string]edgev1alpha1.AssignedService
+}
+
+func newIntents() *intents {
+	return &intents{byService: map[types.UID]map[string]edgev1alpha1.AssignedService{}}
+}
+
+// of returns what was meant for a service, if anything was.
+func (i *intents) of(uid types.UID) (map[string]edgev1alpha1.AssignedService, bool) {
+	if i == nil {
+		return nil, false
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	e, ok := i.byService[uid]
+	return e, ok
+}
+
+// set records what is meant for a service; its map is not changed after.
+func (i *intents) set(uid types.UID, entries map[string]edgev1alpha1.AssignedService) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.byService[uid] = entries
+}
+
+func (i *intents) drop(uid types.UID) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.byService, uid)
 }

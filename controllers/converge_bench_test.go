@@ -185,7 +185,7 @@ func recorded(s *edgev1alpha1.EdgeService) bool {
 // ready says whether every instance of a service succeeded at its current spec.
 func ready(factor int) func(*edgev1alpha1.EdgeService) bool {
 	return func(s *edgev1alpha1.EdgeService) bool {
-		return recorded(s) && s.Status.ReadyReplicas == int32(factor) && len(s.Status.Containers) == factor
+		return recorded(s) && s.Status.ReadyReplicas == int32(factor) && s.Status.Replicas == int32(factor)
 	}
 }
 
@@ -216,16 +216,18 @@ func waitFor(ctx context.Context, c client.Reader, services int, done func(*edge
 // status only when its report changed.
 func runInstantAgent(ctx context.Context, view client.Reader, c client.Client, every time.Duration) {
 	last := map[string][]edgev1alpha1.ObservedContainer{}
-	info := edgev1alpha1.NodeInfo{Type: "linux", Arch: "amd64"}
+	info := edgev1alpha1.NodeInfo{Type: "linux", Arch: "amd64", ReadsAssignment: true}
 	for ctx.Err() == nil {
-		list := &edgev1alpha1.EdgeServiceList{}
+		list := &edgev1alpha1.NodeAssignmentList{}
 		if err := view.List(ctx, list); err == nil {
 			byNode := map[string][]edgev1alpha1.ObservedContainer{}
-			for _, s := range list.Items {
-				for _, inst := range s.Status.Containers {
-					byNode[inst.NodeName] = append(byNode[inst.NodeName], edgev1alpha1.ObservedContainer{
-						Name: inst.Name, ID: "rt-" + inst.TaskID[:8], TaskID: inst.TaskID, Revision: inst.Revision, State: edgev1alpha1.ContainerRunning,
-					})
+			for _, a := range list.Items {
+				for _, e := range a.Spec.Services {
+					for _, inst := range e.Instances {
+						byNode[a.Name] = append(byNode[a.Name], edgev1alpha1.ObservedContainer{
+							Name: inst.Name, ID: "rt-" + inst.TaskID[:8], TaskID: inst.TaskID, Revision: inst.Revision, State: edgev1alpha1.ContainerRunning,
+						})
+					}
 				}
 			}
 			for node, containers := range byNode {

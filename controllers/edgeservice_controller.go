@@ -69,6 +69,7 @@ type EdgeServiceReconciler struct {
 	history  *configHistory
 	load     *nodeLoad
 	unplaced *unplaced
+	intents  *intents
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -89,9 +90,12 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	now := r.Clock.Now()
 
-	entries, err := r.assignmentsOf(ctx, svc)
-	if err != nil {
-		return ctrl.Result{}, err
+	entries, meant := r.intents.of(svc.UID)
+	if !meant {
+		var err error
+		if entries, err = r.assignmentsOf(ctx, svc); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	existing := existingInstances(svc, entries)
 	nodes, err := r.nodesFor(ctx, svc, existing)
@@ -123,7 +127,10 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// After the finalizer, which must hold the service before any node
 	// can run it; before the status, so that what the status counts is
 	// what the nodes were told.
-	if err := r.syncAssignments(ctx, svc, assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)); err != nil {
+	assigned := assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)
+	// Meant from now on, written or not: a retry places from here.
+	r.intents.set(svc.UID, assigned)
+	if err := r.syncAssignments(ctx, svc, assigned); err != nil {
 		return ctrl.Result{}, err
 	}
 	// Placement sees this at once, not when the watch brings it.
@@ -223,11 +230,7 @@ func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]
 	want.ObservedGeneration = svc.Generation
 	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
 	all := follow(svc, p.instances, nodes, current.Spec.Revision)
-	// Every instance, for now: the facade and the suites still read them
-	// here. onLegacyNodes is what the status will keep once they read the
-	// assignments (#31's next step).
-	want.Containers = all
-	_ = onLegacyNodes
+	want.Containers = onLegacyNodes(all, nodes)
 	setServiceConditions(svc, want, all, p, pullProgress(pullsOf(all, nodes)), now)
 	return want, all
 }
@@ -421,14 +424,14 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 }
 
 // syncMeta writes the finalizer and the placement labels, one label per
-// node the service has instances on (each agent watches just its own
-// services by it), in one patch. It runs before the status that names any
-// instance is written, so the finalizer holds the service before a
-// container can exist. The resourceVersion in the patch keeps finalizers
+// node whose agent predates NodeAssignment and has instances of the
+// service (such an agent watches its services by it), in one patch. It
+// runs before any node is told of an instance, so the finalizer holds the
+// service before a container can exist. The resourceVersion in the patch keeps finalizers
 // and labels others added meanwhile: a stale copy becomes a conflict.
-func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService, instances []edgev1alpha1.ServiceInstance) error {
+func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService, legacy []edgev1alpha1.ServiceInstance) error {
 	want := map[string]bool{}
-	for _, inst := range instances {
+	for _, inst := range legacy {
 		want[names.PlacementLabel(inst.NodeName)] = true
 	}
 	changed := !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers)
@@ -509,13 +512,14 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	r.history.drop(svc.UID)
+	r.intents.drop(svc.UID)
 	return ctrl.Result{}, nil
 }
 
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history, r.load, r.unplaced = newConfigHistory(), newNodeLoad(), newUnplaced()
+	r.history, r.load, r.unplaced, r.intents = newConfigHistory(), newNodeLoad(), newUnplaced(), newIntents()
 	if err := r.keepHistory(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
@@ -541,6 +545,7 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
+				r.intents.drop(e.Object.GetUID())
 				r.unplaced.mark(client.ObjectKeyFromObject(e.Object), false)
 				r.wakeUnplaced(q)
 			},

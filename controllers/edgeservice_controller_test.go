@@ -17,6 +17,7 @@ limitations under the License.
 package controllers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -87,14 +88,17 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		Expect(s.Status.Revision).To(Equal(int64(1)))
 		Expect(s.Status.CurrentRecord).To(Equal("web-1"))
 		Expect(s.Status.ObservedGeneration).To(Equal(s.Generation))
-		Expect(s.Labels).To(HaveKey(names.PlacementLabel("st-a")))
-		Expect(s.Labels).To(HaveKey(names.PlacementLabel("st-b")))
 		Expect(s.Finalizers).To(ContainElement(edgev1alpha1.FinalizerContainers))
+		Expect(s.Status.Containers).To(BeEmpty(), "no node's agent predates assignments")
+		Expect(s.Labels).NotTo(HaveKey(names.PlacementLabel("st-a")), "nor watches its services by label")
 
-		By("letting an agent list just its node's services by label")
-		mine := &edgev1alpha1.EdgeServiceList{}
-		Expect(k8sClient.List(ctx, mine, client.HasLabels{names.PlacementLabel("st-a")})).To(Succeed())
-		Expect(mine.Items).To(HaveLen(1))
+		By("telling each node its instance in its assignment")
+		for _, i := range insts {
+			e := assignment(i.NodeName).Spec.Services[edgev1alpha1.AssignmentKey(ns, "web")]
+			Expect(e.Instances).To(ConsistOf(HaveField("TaskID", i.TaskID)))
+			Expect(e.Spec.Image.Ref).To(BeEquivalentTo("app@1.0#linux"))
+			Expect(e.UID).To(BeEquivalentTo(s.UID))
+		}
 
 		By("placing the missing node's instance once the node exists, keeping the others' task ids")
 		createNode("st-missing", "linux", nil)
@@ -129,7 +133,7 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		failed := edgev1alpha1.ObservedContainer{Name: byNode["dep-b"].Name, TaskID: byNode["dep-b"].TaskID, Revision: 1, FailedMessage: "image app@1.0#linux not found"}
 		report("dep-b", "linux", failed)
 
-		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "api").Status.Containers }).Should(ContainElements(
+		Eventually(func() []edgev1alpha1.ServiceInstance { return instancesOf(ns, "api") }).Should(ContainElements(
 			And(HaveField("NodeName", "dep-a"), HaveField("DeployStatus", edgev1alpha1.DeploySuccess)),
 			And(HaveField("NodeName", "dep-b"), HaveField("DeployStatus", edgev1alpha1.DeployFailure), HaveField("FailedMessage", "image app@1.0#linux not found")),
 		))
@@ -147,9 +151,9 @@ var _ = Describe("EdgeService placement and deployment", func() {
 
 		By("going back to deploying on a new revision, counting the deployment")
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Image.Ref = "app@1.1#linux" })
-		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "api").Status.Containers }).Should(HaveEach(And(
+		Eventually(func() []edgev1alpha1.ServiceInstance { return instancesOf(ns, "api") }).Should(HaveEach(And(
 			HaveField("Revision", int64(2)), HaveField("DeployNum", int32(2)), HaveField("DeployStatus", edgev1alpha1.DeployDeploying))))
-		Expect(getService(ns, "api").Status.Containers).To(ConsistOf(HaveField("TaskID", insts[0].TaskID), HaveField("TaskID", insts[1].TaskID)))
+		Expect(instancesOf(ns, "api")).To(ConsistOf(HaveField("TaskID", insts[0].TaskID), HaveField("TaskID", insts[1].TaskID)))
 		Expect(getService(ns, "api").Status.DeployedRevision).To(Equal(int64(1)), "revision 1 stays the deployed one until every instance runs 2")
 	})
 
@@ -177,7 +181,7 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		Expect(perNode).To(Equal(map[string]int{"dyn-a-" + ns: 2, "dyn-b-" + ns: 2, "dyn-c-" + ns: 2}))
 
 		By("keeping the placement stable while nodes stay online")
-		Consistently(func() []edgev1alpha1.ServiceInstance { return getService(ns, "worker").Status.Containers }, time.Second).Should(ConsistOf(insts))
+		Consistently(func() []edgev1alpha1.ServiceInstance { return instancesOf(ns, "worker") }, time.Second).Should(ConsistOf(insts))
 
 		By("scaling down from the busiest nodes and recording the change")
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Factor = ptr.To[int32](3) })
@@ -196,7 +200,7 @@ var _ = Describe("EdgeService placement and deployment", func() {
 		stopRenewing[victim.NodeName]()
 		Expect(k8sClient.Delete(ctx, leaseOf(victim.NodeName))).To(Succeed())
 		Eventually(nodeState(victim.NodeName)).Should(Equal(edgev1alpha1.NodeOffline))
-		Eventually(func() []edgev1alpha1.ServiceInstance { return getService(ns, "worker").Status.Containers }, 3*opts.RescheduleGrace).
+		Eventually(func() []edgev1alpha1.ServiceInstance { return instancesOf(ns, "worker") }, 3*opts.RescheduleGrace).
 			ShouldNot(ContainElement(HaveField("TaskID", victim.TaskID)))
 		moved := waitInstances(svc, 3)
 		for _, i := range moved {
@@ -265,7 +269,7 @@ var _ = Describe("EdgeService placement within what nodes hold", func() {
 		))
 		Eventually(condition(big, "Stalled")).Should(HaveField("Status", metav1.ConditionTrue))
 		Eventually(func() []string { return eventReasons(ns, big.Name) }).Should(ContainElement(edgev1alpha1.ReasonPlacementFailed))
-		Consistently(func() int { return len(getService(ns, big.Name).Status.Containers) }, time.Second).Should(Equal(6))
+		Consistently(func() int { return len(instancesOf(ns, big.Name)) }, time.Second).Should(Equal(6))
 
 		By("a node given room takes more")
 		node := getNode(nodes[0])
@@ -284,6 +288,70 @@ var _ = Describe("EdgeService placement within what nodes hold", func() {
 	})
 })
 
+var _ = Describe("The largest service the CRD accepts", func() {
+	It("runs 10,000 instances on five nodes of 2,000, with every object small", func() {
+		ns := newNamespace()
+		sel := map[string]string{"pool": ns}
+		var nodes []string
+		for i := range 5 {
+			node := createNode(fmt.Sprintf("huge-%d-%s", i, ns), "linux", zoned(ns, sel))
+			patch := client.MergeFrom(node.DeepCopy())
+			node.Spec.MaxInstances = ptr.To[int32](2000)
+			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+			keepAlive(node.Name)
+			nodes = append(nodes, node.Name)
+		}
+		for _, n := range nodes {
+			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
+		}
+		huge := newDynamic(ns, "huge", 10000, sel)
+		Expect(k8sClient.Create(ctx, huge)).To(Succeed())
+		key := edgev1alpha1.AssignmentKey(ns, "huge")
+
+		By("placing 2,000 instances on each node, in its assignment")
+		Eventually(func() []int {
+			var out []int
+			for _, n := range nodes {
+				out = append(out, len(assignment(n).Spec.Services[key].Instances))
+			}
+			return out
+		}, time.Minute).Should(Equal([]int{2000, 2000, 2000, 2000, 2000}))
+
+		By("every agent reporting its 2,000 containers running")
+		for _, n := range nodes {
+			var cs []edgev1alpha1.ObservedContainer
+			for _, inst := range assignment(n).Spec.Services[key].Instances {
+				cs = append(cs, edgev1alpha1.ObservedContainer{Name: inst.Name, TaskID: inst.TaskID, Revision: inst.Revision, State: edgev1alpha1.ContainerRunning})
+			}
+			report(n, "linux", cs...)
+		}
+		Eventually(func() int32 { return getService(ns, "huge").Status.ReadyReplicas }, time.Minute).Should(Equal(int32(10000)))
+		Eventually(condition(huge, edgev1alpha1.ConditionReady)).Should(HaveField("Status", metav1.ConditionTrue))
+
+		s := getService(ns, "huge")
+		Expect(s.Status.Containers).To(BeEmpty())
+		raw, err := json.Marshal(s)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(raw)).To(BeNumerically("<", 16<<10), "the service's object stays small whatever its size")
+		for _, n := range nodes {
+			raw, err := json.Marshal(assignment(n))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(len(raw)).To(BeNumerically("<", 1<<20), "each node's assignment stays within what etcd stores (1.5 MiB)")
+		}
+
+		By("deleting it: the nodes are told, and it goes once they report no container")
+		Expect(k8sClient.Delete(ctx, huge)).To(Succeed())
+		Eventually(func() bool { return assignment(nodes[0]).Spec.Services[key].Deleting }).Should(BeTrue())
+		for _, n := range nodes {
+			report(n, "linux")
+		}
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(huge), &edgev1alpha1.EdgeService{}))
+		}, time.Minute).Should(BeTrue())
+		Expect(assignment(nodes[0]).Spec.Services).NotTo(HaveKey(key))
+	})
+})
+
 var _ = Describe("EdgeService deletion", func() {
 	It("waits for agents to remove the containers", func() {
 		ns := newNamespace()
@@ -294,7 +362,7 @@ var _ = Describe("EdgeService deletion", func() {
 		report("del-a", "linux", running(inst, 1))
 		// Delete once the controller has seen the container, else it may
 		// rightly find none to wait for.
-		Eventually(func() edgev1alpha1.DeployStatus { return getService(ns, "gone").Status.Containers[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
+		Eventually(func() edgev1alpha1.DeployStatus { return instancesOf(ns, "gone")[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		Consistently(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), &edgev1alpha1.EdgeService{}) }, opts.DeletionTimeout/2).Should(Succeed())
 		report("del-a", "linux")
@@ -309,7 +377,7 @@ var _ = Describe("EdgeService deletion", func() {
 		svc := newStatic(ns, "stuck", "del-b")
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		report("del-b", "linux", running(waitInstances(svc, 1)[0], 1))
-		Eventually(func() edgev1alpha1.DeployStatus { return getService(ns, "stuck").Status.Containers[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
+		Eventually(func() edgev1alpha1.DeployStatus { return instancesOf(ns, "stuck")[0].DeployStatus }).Should(Equal(edgev1alpha1.DeploySuccess))
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
 		start := time.Now()
 		Eventually(func() bool {
@@ -366,13 +434,9 @@ var _ = Describe("EdgeService status under many failures", func() {
 		}
 		Eventually(func(g Gomega) {
 			s := getService(ns, "many")
-			failed := 0
-			for _, inst := range s.Status.Containers {
-				if inst.DeployStatus == edgev1alpha1.DeployFailure {
-					failed++
-				}
-			}
-			g.Expect(failed).To(Equal(100))
+			g.Expect(s.Status.FailedReplicas).To(BeEquivalentTo(100))
+			g.Expect(s.Status.Failed).To(HaveLen(20), "a bounded sample")
+			g.Expect(s.Status.Failed[0].Message).To(HavePrefix("image pull failed: xxx"))
 			degraded := meta.FindStatusCondition(s.Status.Conditions, edgev1alpha1.ConditionDegraded)
 			g.Expect(degraded).NotTo(BeNil())
 			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))

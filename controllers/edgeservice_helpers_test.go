@@ -44,7 +44,7 @@ func waitInstances(svc *edgev1alpha1.EdgeService, n int) []edgev1alpha1.ServiceI
 	GinkgoHelper()
 	var out []edgev1alpha1.ServiceInstance
 	Eventually(func() []edgev1alpha1.ServiceInstance {
-		out = getService(svc.Namespace, svc.Name).Status.Containers
+		out = instancesOf(svc.Namespace, svc.Name)
 		return out
 	}).Should(HaveLen(n))
 	return out

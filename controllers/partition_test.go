@@ -66,7 +66,7 @@ var _ = Describe("Rescheduling under a partition", func() {
 		}
 		taskIDs := func(svc *edgev1alpha1.EdgeService) []string {
 			var out []string
-			for _, i := range getService(ns, svc.Name).Status.Containers {
+			for _, i := range instancesOf(ns, svc.Name) {
 				out = append(out, i.TaskID+"@"+i.NodeName)
 			}
 			return out
@@ -121,7 +121,7 @@ var _ = Describe("Rescheduling under a partition", func() {
 			Eventually(nodeState(name)).Should(Equal(edgev1alpha1.NodeOnline))
 		}
 		for _, svc := range svcs {
-			Consistently(func() []edgev1alpha1.ServiceInstance { return getService(ns, svc.Name).Status.Containers }, time.Second).Should(HaveLen(factor))
+			Consistently(func() []edgev1alpha1.ServiceInstance { return instancesOf(ns, svc.Name) }, time.Second).Should(HaveLen(factor))
 			Expect(taskIDs(svc)).To(Equal(before[svc.Name]))
 			Eventually(condition(svc, edgev1alpha1.ConditionDegraded)).Should(HaveField("Status", BeEquivalentTo("False")))
 		}

@@ -75,10 +75,10 @@ var _ = Describe("Recording under tampering", func() {
 			inst := waitInstances(svc, 1)[0]
 			report(name, "linux", running(inst, inst.Revision))
 			Eventually(func() edgev1alpha1.DeployStatus {
-				return getService(ns, "tampered").Status.Containers[0].DeployStatus
+				return instancesOf(ns, "tampered")[0].DeployStatus
 			}).Should(Equal(edgev1alpha1.DeploySuccess))
 			before := getService(ns, "tampered")
-			deployed := before.Status.Containers[0]
+			deployed := instancesOf(ns, "tampered")[0]
 			recordsBefore := len(records(ns, "tampered"))
 
 			if t.after != nil {
@@ -88,7 +88,7 @@ var _ = Describe("Recording under tampering", func() {
 
 			By("restarting nothing whose configuration did not change")
 			Consistently(func() edgev1alpha1.ServiceInstance {
-				return getService(ns, "tampered").Status.Containers[0]
+				return instancesOf(ns, "tampered")[0]
 			}, "2s").Should(And(
 				HaveField("Revision", deployed.Revision),
 				HaveField("DeployNum", deployed.DeployNum),
@@ -114,11 +114,11 @@ var _ = Describe("Recording under tampering", func() {
 			Expect(added.Labels).To(HaveKeyWithValue(edgev1alpha1.LabelServiceUID, string(svc.UID)))
 			Expect(metav1.IsControlledBy(&added, svc)).To(BeTrue())
 			Eventually(func() string { return getService(ns, "tampered").Status.CurrentRecord }).Should(Equal(added.Name))
-			inst = getService(ns, "tampered").Status.Containers[0]
+			inst = instancesOf(ns, "tampered")[0]
 			Expect(inst.Revision).To(Equal(added.Spec.Revision))
 			report(name, "linux", running(inst, inst.Revision))
 			Eventually(func() edgev1alpha1.DeployStatus {
-				return getService(ns, "tampered").Status.Containers[0].DeployStatus
+				return instancesOf(ns, "tampered")[0].DeployStatus
 			}).Should(Equal(edgev1alpha1.DeploySuccess))
 			Consistently(func() int { return len(records(ns, "tampered")) }, "1s").Should(BeNumerically("<=", recordsBefore+2))
 		},

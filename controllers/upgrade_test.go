@@ -27,6 +27,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 // The objects of the release before NodeAssignment: a service whose status
@@ -63,7 +64,8 @@ var _ = Describe("Upgrading from the release before NodeAssignment", Ordered, fu
 		svc.Status = edgev1alpha1.EdgeServiceStatus{ObservedGeneration: svc.Generation, Revision: 1, CurrentRecord: "legacy-1", DeployedRevision: 1,
 			Replicas: 1, ReadyReplicas: 1, Containers: []edgev1alpha1.ServiceInstance{inst}}
 		Expect(k8sClient.Status().Patch(ctx, svc, patch)).To(Succeed())
-		report(node, "linux", running(inst, 1)) // an agent of that release: no readsAssignment
+		// An agent of that release: no readsAssignment.
+		Expect(testenv.Report(ctx, k8sClient, node, edgev1alpha1.NodeInfo{Type: "linux", Arch: "amd64", AgentVersion: "earlier"}, nil, running(inst, 1))).To(Succeed())
 
 		By("starting this release's manager")
 		// Stopped at the end of the spec: the container's cleanup starts

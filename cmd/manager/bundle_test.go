@@ -158,18 +158,21 @@ func TestReleaseBundle(t *testing.T) {
 		Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "bundled@1#linux"}}, Nodes: []string{node}},
 	}
 	g.Expect(admin.Create(ctx, svc)).To(Succeed())
-	var inst edgev1alpha1.ServiceInstance
-	g.Eventually(func() int {
-		_ = admin.Get(ctx, client.ObjectKeyFromObject(svc), svc)
-		return len(svc.Status.Containers)
-	}).Should(Equal(1))
-	inst = svc.Status.Containers[0]
+	var insts []edgev1alpha1.ServiceInstance
+	g.Eventually(func() []edgev1alpha1.ServiceInstance {
+		insts, _ = testenv.Instances(ctx, admin, svc.Namespace, svc.Name)
+		return insts
+	}).Should(HaveLen(1))
+	inst := insts[0]
 	g.Expect(testenv.Report(ctx, admin, node, info, nil, edgev1alpha1.ObservedContainer{
 		Name: inst.Name, TaskID: inst.TaskID, Revision: inst.Revision, State: edgev1alpha1.ContainerRunning, Image: "bundled@1#linux",
 	})).To(Succeed())
 	g.Eventually(func() edgev1alpha1.DeployStatus {
-		_ = admin.Get(ctx, client.ObjectKeyFromObject(svc), svc)
-		return svc.Status.Containers[0].DeployStatus
+		insts, _ = testenv.Instances(ctx, admin, svc.Namespace, svc.Name)
+		if len(insts) != 1 {
+			return ""
+		}
+		return insts[0].DeployStatus
 	}).Should(Equal(edgev1alpha1.DeploySuccess))
 	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "bundled-1"}, &edgev1alpha1.DeployRecord{})).To(Succeed())
 

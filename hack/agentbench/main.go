@@ -176,7 +176,7 @@ func run(ctx context.Context, engines []string, changes, containers, images int,
 		}
 		ok := 0
 		for _, s := range list.Items {
-			if s.Spec.Nodes[0] == node && len(s.Status.Containers) == 1 && s.Status.Containers[0].DeployStatus == edgev1alpha1.DeploySuccess {
+			if cs, err := testenv.Instances(ctx, c, s.Namespace, s.Name); err == nil && s.Spec.Nodes[0] == node && len(cs) == 1 && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
 				ok++
 			}
 		}
@@ -254,11 +254,15 @@ func waitSuccess(ctx context.Context, c client.Client, svc *edgev1alpha1.EdgeSer
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil {
 			return err
 		}
-		if cs := got.Status.Containers; len(cs) == 1 && cs[0].Revision == rev && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
+		cs, err := testenv.Instances(ctx, c, svc.Namespace, svc.Name)
+		if err != nil {
+			return err
+		}
+		if len(cs) == 1 && cs[0].Revision == rev && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not reach revision %d: %+v", svc.Name, rev, got.Status.Containers)
+			return fmt.Errorf("%s did not reach revision %d: %+v", svc.Name, rev, cs)
 		}
 		select {
 		case <-ctx.Done():

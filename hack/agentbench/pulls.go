@@ -107,7 +107,7 @@ func stalledPull(ctx context.Context, c client.Client, dir, node string, images 
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("img-%02d", i)}, s); err != nil {
 				return false, err
 			}
-			if cs := s.Status.Containers; len(cs) == 1 && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
+			if cs, err := testenv.Instances(ctx, c, s.Namespace, s.Name); err == nil && len(cs) == 1 && cs[0].DeployStatus == edgev1alpha1.DeploySuccess {
 				ok++
 			}
 		}

@@ -46,6 +46,9 @@ func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1a
 	if info.MaxInstances > 0 {
 		ni.WithMaxInstances(info.MaxInstances)
 	}
+	if info.ReadsAssignment {
+		ni.WithReadsAssignment(true)
+	}
 	st := acv1alpha1.EdgeNodeStatus().WithNodeInfo(ni).
 		WithContainerTotal(counts.ContainerTotal).WithContainerRunning(counts.ContainerRunning).
 		WithContainerManagedTotal(counts.ContainerManagedTotal).WithContainerManagedRunning(counts.ContainerManagedRunning).

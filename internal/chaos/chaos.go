@@ -317,10 +317,14 @@ func converged(ctx context.Context, c client.Client) (bool, error) {
 		if r == nil || r.Spec.Image.Ref != s.Spec.Image.Ref || s.Status.CurrentRecord != r.Name || s.Status.ObservedGeneration != s.Generation {
 			return false, nil
 		}
-		if int32(len(s.Status.Containers)) != *s.Spec.Factor {
+		insts, err := testenv.Instances(ctx, c, s.Namespace, s.Name)
+		if err != nil {
+			return false, err
+		}
+		if int32(len(insts)) != *s.Spec.Factor {
 			return false, nil
 		}
-		for _, inst := range s.Status.Containers {
+		for _, inst := range insts {
 			if inst.Revision != r.Spec.Revision || inst.DeployStatus != edgev1alpha1.DeploySuccess {
 				return false, nil
 			}

@@ -122,6 +122,13 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		}
 		Eventually(func() any { return statuses(containersOf("private-" + node)) }).Should(Equal([]any{"success"}),
 			"the agent read its node's credentials, with its own RBAC, before it created the container")
+		registered := &edgev1alpha1.EdgeNode{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node}, registered)).To(Succeed())
+		Expect(registered.Status.NodeInfo.ReadsAssignment).To(BeTrue(), "the agent says it reads its assignment")
+		svc := &edgev1alpha1.EdgeService{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "private-" + node}, svc)).To(Succeed())
+		Expect(svc.Status.Containers).To(BeEmpty(), "the agent reads its instance from its assignment, not from the service")
+		Expect(svc.Status.ReadyReplicas).To(BeEquivalentTo(1))
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: second}, &corev1.Secret{})
 		}).Should(Succeed(), "the manager made the other node's credentials")

@@ -537,10 +537,14 @@ func (r *run) converged(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	for _, s := range services.Items {
-		if s.Status.ObservedGeneration != s.Generation || len(s.Status.Containers) == 0 {
+		insts, err := testenv.Instances(ctx, r.c, s.Namespace, s.Name)
+		if err != nil {
+			return false, err
+		}
+		if s.Status.ObservedGeneration != s.Generation || len(insts) == 0 {
 			return false, nil
 		}
-		for _, inst := range s.Status.Containers {
+		for _, inst := range insts {
 			if inst.Revision != s.Status.Revision || inst.DeployStatus != edgev1alpha1.DeploySuccess {
 				return false, nil
 			}
@@ -590,12 +594,14 @@ func (r *run) check(ctx context.Context, res *Result) error {
 	// running the service's last change; nothing else of the node's.
 	want := map[string]*edgev1alpha1.EdgeService{} // task -> service
 	revision := map[string]int64{}
+	placed := &edgev1alpha1.NodeAssignment{}
+	if err := r.c.Get(ctx, client.ObjectKey{Name: realNode}, placed); client.IgnoreNotFound(err) != nil {
+		return err
+	}
 	for i := range services.Items {
 		s := &services.Items[i]
-		for _, inst := range s.Status.Containers {
-			if inst.NodeName == realNode {
-				want[inst.TaskID], revision[inst.TaskID] = s, inst.Revision
-			}
+		for _, inst := range placed.Spec.Services[edgev1alpha1.AssignmentKey(s.Namespace, s.Name)].Instances {
+			want[inst.TaskID], revision[inst.TaskID] = s, inst.Revision
 		}
 	}
 	list, err := r.eng.ContainerList(ctx, mobyclient.ContainerListOptions{All: true,

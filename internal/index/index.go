@@ -29,10 +29,9 @@ import (
 )
 
 const (
-	// ServiceByNode indexes EdgeServices by the nodes their instances are placed on.
+	// ServiceByNode indexes EdgeServices by the nodes of the instances in
+	// their status.containers: nodes whose agent predates NodeAssignment.
 	ServiceByNode = "edgeservice.status.containers.nodeName"
-	// ServiceByTaskID indexes EdgeServices by the task ids of their instances.
-	ServiceByTaskID = "edgeservice.status.containers.taskId"
 	// ServiceBySpecNode indexes EdgeServices by the nodes listed in spec.nodes.
 	ServiceBySpecNode = "edgeservice.spec.nodes"
 	// ServiceByPolicy indexes EdgeServices by spec.policy.
@@ -54,6 +53,9 @@ const (
 	// AssignmentByService indexes NodeAssignments by the services they
 	// hold, as namespace/name.
 	AssignmentByService = "nodeassignment.spec.services"
+	// AssignmentByTaskID indexes NodeAssignments by the task ids of the
+	// instances they hold.
+	AssignmentByTaskID = "nodeassignment.spec.services.instances.taskId"
 	// ServiceByPullSecret indexes EdgeServices by the Secrets their image
 	// pulls with, as namespace/name.
 	ServiceByPullSecret = "edgeservice.spec.image.pullSecretRefs"
@@ -67,9 +69,6 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		extract client.IndexerFunc
 	}{
 		{&edgev1alpha1.EdgeService{}, ServiceByNode, serviceNodes},
-		{&edgev1alpha1.EdgeService{}, ServiceByTaskID, func(o client.Object) []string {
-			return uniqueInstanceFields(o.(*edgev1alpha1.EdgeService), func(i edgev1alpha1.ServiceInstance) string { return i.TaskID })
-		}},
 		{&edgev1alpha1.EdgeService{}, ServiceBySpecNode, func(o client.Object) []string {
 			return o.(*edgev1alpha1.EdgeService).Spec.Nodes
 		}},
@@ -90,6 +89,15 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 			out := make([]string, 0, len(a.Spec.Services))
 			for k := range a.Spec.Services {
 				out = append(out, k)
+			}
+			return out
+		}},
+		{&edgev1alpha1.NodeAssignment{}, AssignmentByTaskID, func(o client.Object) []string {
+			var out []string
+			for _, e := range o.(*edgev1alpha1.NodeAssignment).Spec.Services {
+				for _, i := range e.Instances {
+					out = append(out, i.TaskID)
+				}
 			}
 			return out
 		}},

@@ -57,7 +57,7 @@ func RenewLeaseAt(ctx context.Context, c client.Client, namespace, node string, 
 
 // Report applies the agent's half of a node's status as an agent does:
 // node info, boot time, the observed containers and their counts, against
-// the instances placed on the node as the API server has them.
+// the instances placed on the node as its assignment has them.
 func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, containers ...edgev1alpha1.ObservedContainer) error {
 	return ReportRuntime(ctx, c, node, info, bootTime, nil, containers...)
 }
@@ -65,16 +65,14 @@ func Report(ctx context.Context, c client.Client, node string, info edgev1alpha1
 // ReportRuntime is Report with the RuntimeReady condition an agent's
 // engine probe writes (nil: none, as before its first probe).
 func ReportRuntime(ctx context.Context, c client.Client, node string, info edgev1alpha1.NodeInfo, bootTime *metav1.Time, runtime *metav1.Condition, containers ...edgev1alpha1.ObservedContainer) error {
-	services := &edgev1alpha1.EdgeServiceList{}
-	if err := c.List(ctx, services); err != nil {
+	a := &edgev1alpha1.NodeAssignment{}
+	if err := c.Get(ctx, client.ObjectKey{Name: node}, a); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	serviceOfTask := map[string]string{}
-	for _, s := range services.Items {
-		for _, inst := range s.Status.Containers {
-			if inst.NodeName == node {
-				serviceOfTask[inst.TaskID] = s.Namespace + "/" + s.Name
-			}
+	for key, e := range a.Spec.Services {
+		for _, inst := range e.Instances {
+			serviceOfTask[inst.TaskID] = key
 		}
 	}
 	return agent.ApplyStatus(ctx, c, node, info, bootTime, runtime, containers, agent.Count(containers, serviceOfTask))

@@ -131,20 +131,23 @@ func get(name string) *edgev1alpha1.EdgeService {
 	return s
 }
 
-// instances are a service's instances as its status has them.
+// instances are a service's instances as the nodes' assignments have
+// them, with the deployment status each node's report gives them.
 func instances(name string) []edgev1alpha1.ServiceInstance {
 	GinkgoHelper()
-	return get(name).Status.Containers
+	out, err := testenv.Instances(ctx, sys.Client, "default", name)
+	Expect(err).NotTo(HaveOccurred())
+	return out
 }
 
 // successAt says every instance of a service succeeded at revision rev.
 func successAt(name string, rev int64) func() bool {
 	return func() bool {
-		s := &edgev1alpha1.EdgeService{}
-		if sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, s) != nil || len(s.Status.Containers) == 0 {
+		insts, err := testenv.Instances(ctx, sys.Client, "default", name)
+		if err != nil || len(insts) == 0 {
 			return false
 		}
-		for _, inst := range s.Status.Containers {
+		for _, inst := range insts {
 			if inst.Revision != rev || inst.DeployStatus != edgev1alpha1.DeploySuccess {
 				return false
 			}
