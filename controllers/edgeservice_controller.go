@@ -90,12 +90,13 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	now := r.Clock.Now()
 
+	stored, err := r.assignmentsOf(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	entries, meant := r.intents.of(svc.UID)
 	if !meant {
-		var err error
-		if entries, err = r.assignmentsOf(ctx, svc); err != nil {
-			return ctrl.Result{}, err
-		}
+		entries = stored
 	}
 	existing := existingInstances(svc, entries)
 	nodes, err := r.nodesFor(ctx, svc, existing)
@@ -112,7 +113,9 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	current, err := r.syncRecords(ctx, svc, existing, records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
+	// Revisions are numbered from what the API server holds, never from
+	// this process's memory: another manager may have moved on.
+	current, err := r.syncRecords(ctx, svc, existingInstances(svc, stored), records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
 		return recordNodes(spec, p.instances, nodes)
 	})
 	if err != nil {
@@ -426,9 +429,10 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 // syncMeta writes the finalizer and the placement labels, one label per
 // node whose agent predates NodeAssignment and has instances of the
 // service (such an agent watches its services by it), in one patch. It
-// runs before any node is told of an instance, so the finalizer holds the
-// service before a container can exist. The resourceVersion in the patch keeps finalizers
-// and labels others added meanwhile: a stale copy becomes a conflict.
+// runs before any node is told of an instance, so the finalizer holds
+// the service before a container can exist. The resourceVersion in the
+// patch keeps finalizers and labels others added meanwhile: a stale copy
+// becomes a conflict.
 func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService, legacy []edgev1alpha1.ServiceInstance) error {
 	want := map[string]bool{}
 	for _, inst := range legacy {

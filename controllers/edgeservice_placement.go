@@ -101,7 +101,10 @@ func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node 
 		Name:            names.Container(base, taskID),
 		NodeName:        node,
 		DeployStatus:    edgev1alpha1.DeployDeploying,
-		TaskCreatedTime: metav1.NewMicroTime(now),
+		// As the API server stores it (microseconds, no monotonic
+		// reading): what placement remembers must equal what it reads back,
+		// or every reconcile would write the instance again.
+		TaskCreatedTime: metav1.NewMicroTime(now.Truncate(time.Microsecond)),
 	}
 }
 
