@@ -238,22 +238,28 @@ var _ = Describe("EdgeService placement and deployment", func() {
 	})
 })
 
+// onlineNodes creates linux nodes in zone ns with labels sel, each holding
+// maxInstances, keeps them alive and waits until they are online.
+func onlineNodes(ns string, sel map[string]string, maxInstances int32, names ...string) []string {
+	GinkgoHelper()
+	for _, name := range names {
+		node := createNode(name, "linux", zoned(ns, sel))
+		patch := client.MergeFrom(node.DeepCopy())
+		node.Spec.MaxInstances = ptr.To(maxInstances)
+		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+		keepAlive(node.Name)
+	}
+	for _, name := range names {
+		Eventually(nodeState(name)).Should(Equal(edgev1alpha1.NodeOnline))
+	}
+	return names
+}
+
 var _ = Describe("EdgeService placement within what nodes hold", func() {
 	It("never places more on a node than its maxInstances, says so for a factor above the fleet's, and wedges nothing", func() {
 		ns := newNamespace()
 		sel := map[string]string{"pool": ns}
-		var nodes []string
-		for _, n := range []string{"cap-a", "cap-b"} {
-			node := createNode(n+"-"+ns, "linux", zoned(ns, sel))
-			patch := client.MergeFrom(node.DeepCopy())
-			node.Spec.MaxInstances = ptr.To[int32](3)
-			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
-			keepAlive(node.Name)
-			nodes = append(nodes, node.Name)
-		}
-		for _, n := range nodes {
-			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
-		}
+		nodes := onlineNodes(ns, sel, 3, "cap-a-"+ns, "cap-b-"+ns)
 
 		big := newDynamic(ns, "everywhere", 10000, sel)
 		Expect(k8sClient.Create(ctx, big)).To(Succeed())
@@ -292,18 +298,11 @@ var _ = Describe("The largest service the CRD accepts", func() {
 	It("runs 10,000 instances on five nodes of 2,000, with every object small", func() {
 		ns := newNamespace()
 		sel := map[string]string{"pool": ns}
-		var nodes []string
+		var five []string
 		for i := range 5 {
-			node := createNode(fmt.Sprintf("huge-%d-%s", i, ns), "linux", zoned(ns, sel))
-			patch := client.MergeFrom(node.DeepCopy())
-			node.Spec.MaxInstances = ptr.To[int32](2000)
-			Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
-			keepAlive(node.Name)
-			nodes = append(nodes, node.Name)
+			five = append(five, fmt.Sprintf("huge-%d-%s", i, ns))
 		}
-		for _, n := range nodes {
-			Eventually(nodeState(n)).Should(Equal(edgev1alpha1.NodeOnline))
-		}
+		nodes := onlineNodes(ns, sel, 2000, five...)
 		huge := newDynamic(ns, "huge", 10000, sel)
 		Expect(k8sClient.Create(ctx, huge)).To(Succeed())
 		key := edgev1alpha1.AssignmentKey(ns, "huge")
