@@ -97,10 +97,10 @@ func (r *EdgeServiceReconciler) newInstance(svc *edgev1alpha1.EdgeService, node 
 		base = c.Embedded.Name
 	}
 	return edgev1alpha1.ServiceInstance{
-		TaskID:          taskID,
-		Name:            names.Container(base, taskID),
-		NodeName:        node,
-		DeployStatus:    edgev1alpha1.DeployDeploying,
+		TaskID:       taskID,
+		Name:         names.Container(base, taskID),
+		NodeName:     node,
+		DeployStatus: edgev1alpha1.DeployDeploying,
 		// As the API server stores it (microseconds, no monotonic
 		// reading): what placement remembers must equal what it reads back,
 		// or every reconcile would write the instance again.
