@@ -17,20 +17,16 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -39,9 +35,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/instances"
 )
 
-// assignmentWriters bounds one reconcile's assignment writes in flight: a
-// spec change of a service on 5,000 nodes is 5,000 writes, one per node.
-const assignmentWriters = 16
+// assignmentWriters bounds the assignment writes in flight: a spec change
+// of a service on 5,000 nodes is 5,000 writes, one per node.
+const assignmentWriters = 4
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=nodeassignments,verbs=get;list;watch;create;patch
 
@@ -83,8 +79,9 @@ func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.Servic
 
 // syncAssignments writes the service's entry into each node's assignment
 // where it differs from want, and takes it out where the service has no
-// instance left.
-func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, want map[string]edgev1alpha1.AssignedService) error {
+// instance left. It waits for the writes when wait is set, and otherwise
+// leaves them to the writer.
+func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, want map[string]edgev1alpha1.AssignedService, wait bool) error {
 	have, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return err
@@ -101,87 +98,40 @@ func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1
 		}
 	}
 	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(assignmentWriters)
-	for node, e := range writes {
-		g.Go(func() error {
-			if err := r.writeAssignment(gctx, node, key, e); err != nil {
+	r.writer.settled(key, writes)
+	if r.writer == nil { // a reconciler not set up with a manager, as some tests make
+		for node, e := range writes {
+			if err := newAssignmentWriter(r.Client, r.APIReader, nil).apply(node, []assignmentOp{{key: key, entry: e}}); err != nil {
 				return fmt.Errorf("writing the assignment of node %s: %w", node, err)
 			}
-			return nil
+		}
+		return nil
+	}
+	if !wait {
+		for node, e := range writes {
+			r.writer.write(node, key, e, nil)
+		}
+		return nil
+	}
+	errs := make(chan error, len(writes))
+	for node, e := range writes {
+		r.writer.write(node, key, e, func(err error) {
+			if err != nil {
+				err = fmt.Errorf("writing the assignment of node %s: %w", node, err)
+			}
+			errs <- err
 		})
 	}
-	return g.Wait()
-}
-
-// writeAssignment sets one service's entry in a node's assignment, or
-// takes it out (e nil), touching no other service's entry: each service's
-// reconcile writes only its own key, so two never conflict and no
-// resourceVersion is needed. A JSON patch's add replaces the entry whole,
-// where a merge patch would keep fields the new entry leaves out.
-func (r *EdgeServiceReconciler) writeAssignment(ctx context.Context, node, key string, e *edgev1alpha1.AssignedService) error {
-	a := &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}
-	if e == nil {
-		return client.IgnoreNotFound(r.Patch(ctx, a, mergePatch(key, nil), client.FieldOwner(FieldOwner)))
-	}
-	err := r.Patch(ctx, a, addPatch(key, e), client.FieldOwner(FieldOwner))
-	switch {
-	case err == nil:
-		return nil
-	case apierrors.IsNotFound(err):
-		return r.createAssignment(ctx, node, key, e)
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		// The add fails when the assignment holds no services at all;
-		// then the key is absent and a merge patch sets it whole.
-		cur := &edgev1alpha1.NodeAssignment{}
-		if gerr := r.APIReader.Get(ctx, types.NamespacedName{Name: node}, cur); gerr != nil || len(cur.Spec.Services) > 0 {
-			return err
+	var first error
+	for range writes {
+		select {
+		case err := <-errs:
+			first = cmp.Or(first, err)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return r.Patch(ctx, a, mergePatch(key, e), client.FieldOwner(FieldOwner))
 	}
-	return err
-}
-
-// createAssignment makes a node's assignment holding one service's entry,
-// owned by the node's EdgeNode so that it goes with the node.
-func (r *EdgeServiceReconciler) createAssignment(ctx context.Context, node, key string, e *edgev1alpha1.AssignedService) error {
-	n := &edgev1alpha1.EdgeNode{}
-	if err := r.Get(ctx, types.NamespacedName{Name: node}, n); err != nil {
-		return err
-	}
-	a := &edgev1alpha1.NodeAssignment{
-		ObjectMeta: metav1.ObjectMeta{Name: node, OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: edgev1alpha1.GroupVersion.String(), Kind: "EdgeNode", Name: n.Name, UID: n.UID, Controller: ptr.To(true),
-		}}},
-		Spec: edgev1alpha1.NodeAssignmentSpec{Services: map[string]edgev1alpha1.AssignedService{key: *e}},
-	}
-	err := r.Create(ctx, a, client.FieldOwner(FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		// Another service made it first, with its entry: add ours.
-		return r.Patch(ctx, &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}, addPatch(key, e), client.FieldOwner(FieldOwner))
-	}
-	return err
-}
-
-// addPatch sets one key of spec.services whole (JSON patch add).
-func addPatch(key string, e *edgev1alpha1.AssignedService) client.Patch {
-	raw, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/services/" + pointerEscape(key), "value": e}})
-	return client.RawPatch(types.JSONPatchType, raw)
-}
-
-// mergePatch sets or (e nil) removes one key of spec.services.
-func mergePatch(key string, e *edgev1alpha1.AssignedService) client.Patch {
-	var v any
-	if e != nil {
-		v = e
-	}
-	raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"services": map[string]any{key: v}}})
-	return client.RawPatch(types.MergePatchType, raw)
-}
-
-// pointerEscape escapes a key for a JSON pointer (RFC 6901).
-func pointerEscape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return first
 }
 
 // containersLeft counts the service's containers the agents still report:

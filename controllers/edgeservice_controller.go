@@ -40,6 +40,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
@@ -70,6 +71,7 @@ type EdgeServiceReconciler struct {
 	load     *nodeLoad
 	unplaced *unplaced
 	intents  *intents
+	writer   *assignmentWriter
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -128,13 +130,18 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	// After the finalizer, which must hold the service before any node
-	// can run it; before the status, so that what the status counts is
-	// what the nodes were told.
+	// can run it.
 	assigned := assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)
 	// Meant from now on, written or not: a retry places from here.
 	r.intents.set(svc.UID, assigned)
-	if err := r.syncAssignments(ctx, svc, assigned); err != nil {
-		return ctrl.Result{}, err
+	// The writes are left to the writer, which folds those of many
+	// services into one per node; a service whose last write failed waits
+	// for this one, says why in its status and backs off while it fails.
+	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
+	writeErr := r.syncAssignments(ctx, svc, assigned, r.writer.failing(key))
+	if msg := r.writer.failure(key); msg != "" {
+		p.problems = append(p.problems, msg)
+		want, _ = desiredStatus(svc, p, nodes, current, now)
 	}
 	// Placement sees this at once, not when the watch brings it.
 	r.load.set(svc.UID, all)
@@ -156,6 +163,9 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if err := r.pruneRecords(ctx, svc, records, current.Name); err != nil {
 		return ctrl.Result{}, err
+	}
+	if writeErr != nil {
+		return ctrl.Result{}, writeErr
 	}
 	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
 }
@@ -504,12 +514,12 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 			e.Deleting = true
 			deleting[node] = e
 		}
-		if err := r.syncAssignments(ctx, svc, deleting); err != nil {
+		if err := r.syncAssignments(ctx, svc, deleting, true); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
 	}
-	if err := r.syncAssignments(ctx, svc, nil); err != nil {
+	if err := r.syncAssignments(ctx, svc, nil, true); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {
@@ -517,6 +527,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 	}
 	r.history.drop(svc.UID)
 	r.intents.drop(svc.UID)
+	r.writer.forget(edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name))
 	return ctrl.Result{}, nil
 }
 
@@ -524,6 +535,16 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	r.history, r.load, r.unplaced, r.intents = newConfigHistory(), newNodeLoad(), newUnplaced(), newIntents()
+	// A write that starts to fail wakes its service, which then says why.
+	failed := make(chan event.GenericEvent, 1024)
+	r.writer = newAssignmentWriter(r.Client, r.APIReader, func(key string) {
+		if ns, name, ok := strings.Cut(key, "/"); ok {
+			failed <- event.GenericEvent{Object: &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
+		}
+	})
+	if err := mgr.Add(r.writer); err != nil {
+		return err
+	}
 	if err := r.keepHistory(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
@@ -550,6 +571,7 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
 				r.intents.drop(e.Object.GetUID())
+				r.writer.forget(edgev1alpha1.AssignmentKey(e.Object.GetNamespace(), e.Object.GetName()))
 				r.unplaced.mark(client.ObjectKeyFromObject(e.Object), false)
 				r.wakeUnplaced(q)
 			},
@@ -576,6 +598,7 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 				}
 			},
 		}).
+		WatchesRawSource(source.Channel(failed, &handler.EnqueueRequestForObject{})).
 		Watches(&edgev1alpha1.EdgeNode{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
 				r.enqueueForNode(ctx, q, nil, e.Object.(*edgev1alpha1.EdgeNode))

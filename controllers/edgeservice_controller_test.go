@@ -294,6 +294,52 @@ var _ = Describe("EdgeService placement within what nodes hold", func() {
 	})
 })
 
+var _ = Describe("A node's assignment that cannot hold another service", func() {
+	It("says so on the service that does not fit, and keeps the node's other services going", func() {
+		ns := newNamespace()
+		sel := map[string]string{"pool": ns}
+		node := onlineNodes(ns, sel, 10, "full-"+ns)[0]
+		// Two services whose configuration is near the largest the CRD
+		// accepts (256 variables of 4 KiB): one fits in the node's
+		// assignment, two are more than etcd stores in one object.
+		var env []string
+		for i := range 230 {
+			env = append(env, fmt.Sprintf("V%d=%s", i, strings.Repeat("x", 4000)))
+		}
+		wide := func(name string) *edgev1alpha1.EdgeService {
+			svc := newStatic(ns, name, node)
+			svc.Spec.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: env}}
+			return svc
+		}
+		first, second := wide("first"), wide("second")
+		Expect(k8sClient.Create(ctx, first)).To(Succeed())
+		Eventually(func() map[string]edgev1alpha1.AssignedService { return assignment(node).Spec.Services }).Should(HaveKey(edgev1alpha1.AssignmentKey(ns, "first")))
+
+		Expect(k8sClient.Create(ctx, second)).To(Succeed())
+		Eventually(condition(second, edgev1alpha1.ConditionDegraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", edgev1alpha1.ReasonPlacementFailed),
+			HaveField("Message", ContainSubstring("the assignment of node "+node+" cannot be written")),
+			HaveField("Message", ContainSubstring("too large")),
+		))
+		Eventually(condition(second, "Stalled")).Should(HaveField("Status", metav1.ConditionTrue))
+		Eventually(func() []string { return eventReasons(ns, "second") }).Should(ContainElement(edgev1alpha1.ReasonPlacementFailed))
+		Expect(assignment(node).Spec.Services).NotTo(HaveKey(edgev1alpha1.AssignmentKey(ns, "second")))
+
+		By("a small service on the same node is not held up")
+		small := newStatic(ns, "small", node)
+		Expect(k8sClient.Create(ctx, small)).To(Succeed())
+		Eventually(func() map[string]edgev1alpha1.AssignedService { return assignment(node).Spec.Services }).Should(HaveKey(edgev1alpha1.AssignmentKey(ns, "small")))
+		Expect(condition(first, edgev1alpha1.ConditionDegraded)()).To(HaveField("Status", metav1.ConditionFalse))
+
+		By("once the first is gone, the second fits and says so")
+		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+		report(node, "linux")
+		Eventually(func() map[string]edgev1alpha1.AssignedService { return assignment(node).Spec.Services }, time.Minute).Should(HaveKey(edgev1alpha1.AssignmentKey(ns, "second")))
+		Eventually(condition(second, edgev1alpha1.ConditionDegraded), time.Minute).Should(HaveField("Status", metav1.ConditionFalse))
+	})
+})
+
 var _ = Describe("The largest service the CRD accepts", func() {
 	It("runs 10,000 instances on five nodes of 2,000, with every object small", func() {
 		ns := newNamespace()

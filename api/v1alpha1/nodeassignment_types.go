@@ -65,6 +65,9 @@ type AssignedService struct {
 
 	// spec is the service's deployment configuration at revision.
 	// +required
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Spec DeploySpec `json:"spec"`
 
 	// deleting says the service is being deleted: the agent removes its

@@ -76,7 +76,17 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
     - name: spec
       type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeploySpec
+        map:
+          elementType:
+            scalar: untyped
+            list:
+              elementType:
+                namedType: __untyped_atomic_
+              elementRelationship: atomic
+            map:
+              elementType:
+                namedType: __untyped_deduced_
+              elementRelationship: separable
     - name: uid
       type:
         scalar: string
@@ -160,42 +170,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceName
       type:
         scalar: string
-    - name: vsoa
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
-- name: com.github.edgeplane.edgeplane.api.v1alpha1.DeploySpec
-  map:
-    fields:
-    - name: action
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployAction
-      default: run
-    - name: cmd
-      type:
-        list:
-          elementType:
-            scalar: string
-          elementRelationship: atomic
-    - name: config
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ServiceConfig
-    - name: factor
-      type:
-        scalar: numeric
-    - name: image
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ImageSpec
-    - name: nodeSelector
-      type:
-        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
-    - name: path
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
-      default: /
-    - name: policy
-      type:
-        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployPolicy
-      default: static
     - name: vsoa
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig

@@ -1,0 +1,305 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
+// assignmentWriteTimeout bounds one write of a node's assignment.
+const assignmentWriteTimeout = 30 * time.Second
+
+// assignmentWriter writes the nodes' assignments for the services'
+// reconciles, with assignmentWriters writes in flight. A node's assignment
+// is written by one write at a time, and the entries services ask for
+// while it is in flight go into its next write. When many services change
+// at once (a GitOps sync), a node's assignment, which holds every service
+// on the node, is then written a few times rather than once per service,
+// and writes to one object never race each other inside the API server,
+// where each lost race decodes, patches and validates the whole object
+// again. A reconcile does not wait for its writes unless the service's
+// last write failed: then it waits, says why in the service's status and
+// backs off while the writes keep failing.
+type assignmentWriter struct {
+	c   client.Client // writes, and reads the EdgeNode that owns a new assignment
+	api client.Reader // reads past the cache
+	// wake asks for a service's reconcile when a write of it starts to fail.
+	wake func(key string)
+
+	nodes workqueue.TypedInterface[string]
+
+	mu sync.Mutex
+	// queued holds, by node, the entries waiting for the node's next write.
+	queued map[string][]assignmentOp
+	// failed holds, by service and node, the error of the service's last
+	// write to the node when it failed.
+	failed map[string]map[string]error
+}
+
+// assignmentOp sets one service's entry (entry nil: takes it out); done,
+// if set, is told the outcome.
+type assignmentOp struct {
+	key   string
+	entry *edgev1alpha1.AssignedService
+	done  func(error)
+}
+
+func newAssignmentWriter(c client.Client, api client.Reader, wake func(key string)) *assignmentWriter {
+	return &assignmentWriter{
+		c: c, api: api, wake: wake,
+		nodes:  workqueue.NewTyped[string](),
+		queued: map[string][]assignmentOp{},
+		failed: map[string]map[string]error{},
+	}
+}
+
+// Start runs the writes until ctx ends: a manager Runnable, on the leader.
+func (w *assignmentWriter) Start(ctx context.Context) error {
+	for range assignmentWriters {
+		go func() {
+			for w.writeNext() {
+			}
+		}()
+	}
+	<-ctx.Done()
+	w.nodes.ShutDown()
+	return nil
+}
+
+// write queues one service's entry for a node's assignment.
+func (w *assignmentWriter) write(node, key string, e *edgev1alpha1.AssignedService, done func(error)) {
+	w.mu.Lock()
+	w.queued[node] = append(w.queued[node], assignmentOp{key: key, entry: e, done: done})
+	w.mu.Unlock()
+	w.nodes.Add(node)
+}
+
+// writeNext writes the entries queued for one node, in one write. A write
+// that fails is tried entry by entry, so that one entry the API server
+// refuses does not fail the services written beside it.
+func (w *assignmentWriter) writeNext() bool {
+	node, shutdown := w.nodes.Get()
+	if shutdown {
+		return false
+	}
+	defer w.nodes.Done(node)
+	w.mu.Lock()
+	ops := w.queued[node]
+	delete(w.queued, node)
+	w.mu.Unlock()
+	if len(ops) == 0 {
+		return true
+	}
+	err := w.apply(node, ops)
+	if err != nil && len(ops) > 1 {
+		for _, op := range ops {
+			w.settle(node, op, w.apply(node, []assignmentOp{op}))
+		}
+		return true
+	}
+	for _, op := range ops {
+		w.settle(node, op, err)
+	}
+	return true
+}
+
+// settle keeps a write's outcome for its service and tells whoever waits.
+func (w *assignmentWriter) settle(node string, op assignmentOp, err error) {
+	w.mu.Lock()
+	byNode := w.failed[op.key]
+	_, wasFailing := byNode[node]
+	switch {
+	case err == nil && wasFailing:
+		delete(byNode, node)
+		if len(byNode) == 0 {
+			delete(w.failed, op.key)
+		}
+	case err != nil:
+		if byNode == nil {
+			byNode = map[string]error{}
+			w.failed[op.key] = byNode
+		}
+		byNode[node] = err
+	}
+	w.mu.Unlock()
+	if err != nil && !wasFailing && op.done == nil && w.wake != nil {
+		w.wake(op.key)
+	}
+	if op.done != nil {
+		op.done(err)
+	}
+}
+
+// failing says whether a write of the service failed last time.
+func (w *assignmentWriter) failing(key string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.failed[key]) > 0
+}
+
+// failure says which of the service's writes fail, and why.
+func (w *assignmentWriter) failure(key string) string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nodes := make([]string, 0, len(w.failed[key]))
+	for node := range w.failed[key] {
+		nodes = append(nodes, node)
+	}
+	if len(nodes) == 0 {
+		return ""
+	}
+	sort.Strings(nodes)
+	msg := fmt.Sprintf("the assignment of node %s cannot be written: %v", nodes[0], w.failed[key][nodes[0]])
+	if len(nodes) > 1 {
+		msg += fmt.Sprintf(" (and %d other nodes)", len(nodes)-1)
+	}
+	return msg
+}
+
+// settled forgets the failed writes of the service to nodes whose
+// assignment holds what it should by now: those not in writes.
+func (w *assignmentWriter) settled(key string, writes map[string]*edgev1alpha1.AssignedService) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for node := range w.failed[key] {
+		if _, ok := writes[node]; !ok {
+			delete(w.failed[key], node)
+		}
+	}
+	if len(w.failed[key]) == 0 {
+		delete(w.failed, key)
+	}
+}
+
+// forget drops what is kept of a deleted service.
+func (w *assignmentWriter) forget(key string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.failed, key)
+}
+
+// apply makes one write of a node's assignment holding ops, touching no
+// other service's entry, so no resourceVersion is needed. A JSON patch's
+// add replaces an entry whole, where a merge patch would keep the fields
+// the new entry leaves out; an entry is taken out by setting it and
+// removing it, which succeeds whether or not it was there.
+func (w *assignmentWriter) apply(node string, ops []assignmentOp) error {
+	ctx, cancel := context.WithTimeout(context.Background(), assignmentWriteTimeout)
+	defer cancel()
+	last := map[string]*edgev1alpha1.AssignedService{}
+	var keys []string
+	for _, op := range ops {
+		if _, ok := last[op.key]; !ok {
+			keys = append(keys, op.key)
+		}
+		last[op.key] = op.entry
+	}
+	var patch []map[string]any
+	sets := map[string]*edgev1alpha1.AssignedService{}
+	for _, key := range keys {
+		path := "/spec/services/" + pointerEscape(key)
+		if e := last[key]; e != nil {
+			sets[key] = e
+			patch = append(patch, map[string]any{"op": "add", "path": path, "value": e})
+		} else {
+			patch = append(patch, map[string]any{"op": "add", "path": path, "value": map[string]any{}},
+				map[string]any{"op": "remove", "path": path})
+		}
+	}
+	raw, _ := json.Marshal(patch)
+	a := &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	err := w.c.Patch(ctx, a, client.RawPatch(types.JSONPatchType, raw), client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		if len(sets) == 0 {
+			return nil
+		}
+		return w.create(ctx, node, sets, raw)
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		// The adds fail when the assignment holds no services at all;
+		// then no key is there to keep, and a merge patch sets them.
+		cur := &edgev1alpha1.NodeAssignment{}
+		if gerr := w.api.Get(ctx, types.NamespacedName{Name: node}, cur); gerr != nil || len(cur.Spec.Services) > 0 {
+			return err
+		}
+		if len(sets) == 0 {
+			return nil
+		}
+		raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"services": sets}})
+		return w.c.Patch(ctx, a, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldOwner))
+	}
+	return err
+}
+
+// create makes a node's assignment holding sets, owned by the node's
+// EdgeNode so that it goes with the node. If another write made it first,
+// patch (the JSON patch of the batch) is applied to it.
+func (w *assignmentWriter) create(ctx context.Context, node string, sets map[string]*edgev1alpha1.AssignedService, patch []byte) error {
+	n := &edgev1alpha1.EdgeNode{}
+	if err := w.c.Get(ctx, types.NamespacedName{Name: node}, n); err != nil {
+		return err
+	}
+	services := make(map[string]edgev1alpha1.AssignedService, len(sets))
+	for key, e := range sets {
+		services[key] = *e
+	}
+	a := &edgev1alpha1.NodeAssignment{
+		ObjectMeta: metav1.ObjectMeta{Name: node, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: edgev1alpha1.GroupVersion.String(), Kind: "EdgeNode", Name: n.Name, UID: n.UID, Controller: ptr.To(true),
+		}}},
+		Spec: edgev1alpha1.NodeAssignmentSpec{Services: services},
+	}
+	err := w.c.Create(ctx, a, client.FieldOwner(FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		return w.c.Patch(ctx, &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldOwner))
+	}
+	return err
+}
+
+// pointerEscape escapes a key for a JSON pointer (RFC 6901).
+func pointerEscape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
