@@ -35,8 +35,9 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
-// assignmentWriteTimeout bounds one write of a node's assignment.
-const assignmentWriteTimeout = 30 * time.Second
+// assignmentWriteTimeout bounds one write of a node's assignment, well
+// within the reconcile that may wait for it.
+const assignmentWriteTimeout = 10 * time.Second
 
 // assignmentWriter writes the nodes' assignments for the services'
 // reconciles, with assignmentWriters writes in flight. A node's assignment
@@ -83,15 +84,19 @@ func newAssignmentWriter(c client.Client, api client.Reader, wake func(key strin
 }
 
 // Start runs the writes until ctx ends: a manager Runnable, on the leader.
+// It returns once no write is in flight, so that a manager that gives up
+// its lease writes nothing after: the next leader is the only writer.
 func (w *assignmentWriter) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
 	for range assignmentWriters {
-		go func() {
-			for w.writeNext() {
+		wg.Go(func() {
+			for w.writeNext(ctx) {
 			}
-		}()
+		})
 	}
 	<-ctx.Done()
-	w.nodes.ShutDown()
+	w.nodes.ShutDown() // the workers fail what is left at once: ctx is done
+	wg.Wait()
 	return nil
 }
 
@@ -104,9 +109,9 @@ func (w *assignmentWriter) write(node, key string, e *edgev1alpha1.AssignedServi
 }
 
 // writeNext writes the entries queued for one node, in one write. A write
-// that fails is tried entry by entry, so that one entry the API server
-// refuses does not fail the services written beside it.
-func (w *assignmentWriter) writeNext() bool {
+// the API server refuses for what it holds is tried entry by entry, so
+// that one entry it cannot take does not fail the services beside it.
+func (w *assignmentWriter) writeNext(ctx context.Context) bool {
 	node, shutdown := w.nodes.Get()
 	if shutdown {
 		return false
@@ -119,10 +124,10 @@ func (w *assignmentWriter) writeNext() bool {
 	if len(ops) == 0 {
 		return true
 	}
-	err := w.apply(node, ops)
-	if err != nil && len(ops) > 1 {
+	err := w.apply(ctx, node, ops)
+	if len(ops) > 1 && refusedEntry(err) {
 		for _, op := range ops {
-			w.settle(node, op, w.apply(node, []assignmentOp{op}))
+			w.settle(node, op, w.apply(ctx, node, []assignmentOp{op}))
 		}
 		return true
 	}
@@ -130,6 +135,13 @@ func (w *assignmentWriter) writeNext() bool {
 		w.settle(node, op, err)
 	}
 	return true
+}
+
+// refusedEntry says whether the API server refused a write for what it
+// holds (invalid, or more than etcd stores), rather than failing it.
+func refusedEntry(err error) bool {
+	return err != nil && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || strings.Contains(err.Error(), "too large"))
 }
 
 // settle keeps a write's outcome for its service and tells whoever waits.
@@ -224,8 +236,8 @@ func (w *assignmentWriter) forget(key string) {
 // add replaces an entry whole, where a merge patch would keep the fields
 // the new entry leaves out; an entry is taken out by setting it and
 // removing it, which succeeds whether or not it was there.
-func (w *assignmentWriter) apply(node string, ops []assignmentOp) error {
-	ctx, cancel := context.WithTimeout(context.Background(), assignmentWriteTimeout)
+func (w *assignmentWriter) apply(ctx context.Context, node string, ops []assignmentOp) error {
+	ctx, cancel := context.WithTimeout(ctx, assignmentWriteTimeout)
 	defer cancel()
 	last := map[string]*edgev1alpha1.AssignedService{}
 	var keys []string

@@ -79,29 +79,36 @@ func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.Servic
 
 // syncAssignments writes the service's entry into each node's assignment
 // where it differs from want, and takes it out where the service has no
-// instance left. It waits for the writes when wait is set, and otherwise
+// instance left. It compares want with the cache and with prev, what this
+// process meant before (nil: nothing): a write still queued is not in the
+// cache yet, and one that undoes it, or takes out an entry it adds, must
+// follow it. It waits for the writes when wait is set, and otherwise
 // leaves them to the writer.
-func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, want map[string]edgev1alpha1.AssignedService, wait bool) error {
+func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, prev, want map[string]edgev1alpha1.AssignedService, wait bool) error {
 	have, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return err
 	}
 	writes := map[string]*edgev1alpha1.AssignedService{}
 	for node, e := range want {
-		if h, ok := have[node]; !ok || !equality.Semantic.DeepEqual(h, e) {
+		h, inCache := have[node]
+		p, meant := prev[node]
+		if !inCache || !equality.Semantic.DeepEqual(h, e) || (meant && !equality.Semantic.DeepEqual(p, e)) {
 			writes[node] = &e
 		}
 	}
-	for node := range have {
-		if _, ok := want[node]; !ok {
-			writes[node] = nil
+	for _, was := range []map[string]edgev1alpha1.AssignedService{have, prev} {
+		for node := range was {
+			if _, ok := want[node]; !ok {
+				writes[node] = nil
+			}
 		}
 	}
 	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
 	r.writer.settled(key, writes)
 	if r.writer == nil { // a reconciler not set up with a manager, as some tests make
 		for node, e := range writes {
-			if err := newAssignmentWriter(r.Client, r.APIReader, nil).apply(node, []assignmentOp{{key: key, entry: e}}); err != nil {
+			if err := newAssignmentWriter(r.Client, r.APIReader, nil).apply(ctx, node, []assignmentOp{{key: key, entry: e}}); err != nil {
 				return fmt.Errorf("writing the assignment of node %s: %w", node, err)
 			}
 		}

@@ -96,7 +96,8 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	entries, meant := r.intents.of(svc.UID)
+	meantBefore, meant := r.intents.of(svc.UID)
+	entries := meantBefore
 	if !meant {
 		entries = stored
 	}
@@ -138,7 +139,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// services into one per node; a service whose last write failed waits
 	// for this one, says why in its status and backs off while it fails.
 	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
-	writeErr := r.syncAssignments(ctx, svc, assigned, r.writer.failing(key))
+	writeErr := r.syncAssignments(ctx, svc, meantBefore, assigned, r.writer.failing(key))
 	if msg := r.writer.failure(key); msg != "" {
 		p.problems = append(p.problems, msg)
 		want, _ = desiredStatus(svc, p, nodes, current, now)
@@ -488,6 +489,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)
+	meant, _ := r.intents.of(svc.UID) // writes still queued follow
 	entries, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -514,12 +516,13 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 			e.Deleting = true
 			deleting[node] = e
 		}
-		if err := r.syncAssignments(ctx, svc, deleting, true); err != nil {
+		if err := r.syncAssignments(ctx, svc, meant, deleting, true); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.intents.set(svc.UID, deleting)
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
 	}
-	if err := r.syncAssignments(ctx, svc, nil, true); err != nil {
+	if err := r.syncAssignments(ctx, svc, meant, nil, true); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {
@@ -539,7 +542,10 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	failed := make(chan event.GenericEvent, 1024)
 	r.writer = newAssignmentWriter(r.Client, r.APIReader, func(key string) {
 		if ns, name, ok := strings.Cut(key, "/"); ok {
-			failed <- event.GenericEvent{Object: &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
+			select { // never held up: a full channel means wakes are on their way
+			case failed <- event.GenericEvent{Object: &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}:
+			default:
+			}
 		}
 	})
 	if err := mgr.Add(r.writer); err != nil {
