@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -100,12 +101,33 @@ func (w *assignmentWriter) Start(ctx context.Context) error {
 	return nil
 }
 
-// write queues one service's entry for a node's assignment.
+// write queues one service's entry for a node's assignment. An entry of
+// the service still queued for the node is replaced, not added to: while
+// a wide service's writes wait, each reconcile asks again for the nodes
+// the cache does not show written yet, and the queue must not grow with
+// the reconciles.
 func (w *assignmentWriter) write(node, key string, e *edgev1alpha1.AssignedService, done func(error)) {
 	w.mu.Lock()
-	w.queued[node] = append(w.queued[node], assignmentOp{key: key, entry: e, done: done})
+	ops := w.queued[node]
+	i := slices.IndexFunc(ops, func(op assignmentOp) bool { return op.key == key })
+	if i < 0 {
+		w.queued[node] = append(ops, assignmentOp{key: key, entry: e, done: done})
+	} else {
+		ops[i].entry, ops[i].done = e, both(ops[i].done, done)
+	}
 	w.mu.Unlock()
 	w.nodes.Add(node)
+}
+
+// both tells a and b (either may be nil).
+func both(a, b func(error)) func(error) {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return func(err error) { a(err); b(err) }
 }
 
 // writeNext writes the entries queued for one node, in one write. A write
