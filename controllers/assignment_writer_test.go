@@ -33,7 +33,9 @@ func TestWriterQueue(t *testing.T) {
 		return &edgev1alpha1.AssignedService{UID: "u", Revision: rev}
 	}
 	var told []string
-	tell := func(who string) func(error) { return func(err error) { told = append(told, fmt.Sprint(who, " ", err)) } }
+	tell := func(who string) func(error) {
+		return func(err error) { told = append(told, fmt.Sprint(who, " ", err)) }
+	}
 
 	// A wide service reconciled 100 times while its write waits.
 	for rev := range int64(100) {
