@@ -261,20 +261,12 @@ func (w *assignmentWriter) forget(key string) {
 func (w *assignmentWriter) apply(ctx context.Context, node string, ops []assignmentOp) error {
 	ctx, cancel := context.WithTimeout(ctx, assignmentWriteTimeout)
 	defer cancel()
-	last := map[string]*edgev1alpha1.AssignedService{}
-	var keys []string
-	for _, op := range ops {
-		if _, ok := last[op.key]; !ok {
-			keys = append(keys, op.key)
-		}
-		last[op.key] = op.entry
-	}
 	var patch []map[string]any
 	sets := map[string]*edgev1alpha1.AssignedService{}
-	for _, key := range keys {
-		path := "/spec/services/" + pointerEscape(key)
-		if e := last[key]; e != nil {
-			sets[key] = e
+	for _, op := range ops { // one per service: write replaces a queued entry
+		path := "/spec/services/" + pointerEscape(op.key)
+		if e := op.entry; e != nil {
+			sets[op.key] = e
 			patch = append(patch, map[string]any{"op": "add", "path": path, "value": e})
 		} else {
 			patch = append(patch, map[string]any{"op": "add", "path": path, "value": map[string]any{}},

@@ -105,15 +105,16 @@ func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1
 		}
 	}
 	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
-	r.writer.settled(key, writes)
 	if r.writer == nil { // a reconciler not set up with a manager, as some tests make
+		w := newAssignmentWriter(r.Client, r.APIReader, nil)
 		for node, e := range writes {
-			if err := newAssignmentWriter(r.Client, r.APIReader, nil).apply(ctx, node, []assignmentOp{{key: key, entry: e}}); err != nil {
+			if err := w.apply(ctx, node, []assignmentOp{{key: key, entry: e}}); err != nil {
 				return fmt.Errorf("writing the assignment of node %s: %w", node, err)
 			}
 		}
 		return nil
 	}
+	r.writer.settled(key, writes)
 	if !wait {
 		for node, e := range writes {
 			r.writer.write(node, key, e, nil)
