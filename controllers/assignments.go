@@ -19,10 +19,12 @@ package controllers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,12 +85,8 @@ func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.Servic
 // process meant before (nil: nothing): a write still queued is not in the
 // cache yet, and one that undoes it, or takes out an entry it adds, must
 // follow it. It waits for the writes when wait is set, and otherwise
-// leaves them to the writer.
-func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, prev, want map[string]edgev1alpha1.AssignedService, wait bool) error {
-	have, err := r.assignmentsOf(ctx, svc)
-	if err != nil {
-		return err
-	}
+// leaves them to the writer. have is the cache's, read by the caller.
+func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1alpha1.EdgeService, have, prev, want map[string]edgev1alpha1.AssignedService, wait bool) error {
 	writes := map[string]*edgev1alpha1.AssignedService{}
 	for node, e := range want {
 		h, inCache := have[node]
@@ -130,17 +128,31 @@ func (r *EdgeServiceReconciler) syncAssignments(ctx context.Context, svc *edgev1
 			errs <- err
 		})
 	}
+	// Bounded well inside the reconcile's timeout: a wide service's
+	// writes on a slow API server take longer than a reconcile may, and a
+	// reconcile that never gets to its status write would say nothing.
+	timeout := time.NewTimer(maxWriteWait)
+	defer timeout.Stop()
 	var first error
-	for range writes {
+	for done := range len(writes) {
 		select {
 		case err := <-errs:
 			first = cmp.Or(first, err)
+		case <-timeout.C:
+			return cmp.Or(first, fmt.Errorf("%w: %d of %d", errWritesPending, len(writes)-done, len(writes)))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	return first
 }
+
+// maxWriteWait bounds how long a reconcile waits for its writes.
+const maxWriteWait = 10 * time.Second
+
+// errWritesPending says writes were still queued when a reconcile stopped
+// waiting for them; they go on, and a failure wakes the service.
+var errWritesPending = errors.New("assignment writes still pending")
 
 // containersLeft counts the service's containers the agents still report:
 // those of its instances, in the nodes' assignments or (placed before
@@ -161,9 +173,10 @@ func (r *EdgeServiceReconciler) containersLeft(ctx context.Context, svc *edgev1a
 }
 
 // assignmentChanged follows a change of a node's assignment: the load of
-// the node, the services whose entry changed (someone else's edit is
-// written back), and, when an entry shrank, the services left short of
-// instances, which may take the room.
+// the node, the services whose entry changed (mostly the writer's write
+// landing: a follow-up; someone else's edit is written back), and, when an
+// entry shrank, the services left short of instances, which may take the
+// room.
 func (r *EdgeServiceReconciler) assignmentChanged(q workqueue.TypedRateLimitingInterface[reconcile.Request], old, cur *edgev1alpha1.NodeAssignment) {
 	freed := false
 	for key, e := range old.Spec.Services {
@@ -171,7 +184,7 @@ func (r *EdgeServiceReconciler) assignmentChanged(q workqueue.TypedRateLimitingI
 		if ok && equality.Semantic.DeepEqual(c, e) {
 			continue
 		}
-		enqueueKey(q, key)
+		r.followUpKey(q, key)
 		if !ok || c.UID != e.UID {
 			r.load.setNode(types.UID(e.UID), old.Name, 0)
 		}
@@ -179,7 +192,7 @@ func (r *EdgeServiceReconciler) assignmentChanged(q workqueue.TypedRateLimitingI
 	}
 	for key, e := range cur.Spec.Services {
 		if o, ok := old.Spec.Services[key]; !ok || !equality.Semantic.DeepEqual(o, e) {
-			enqueueKey(q, key)
+			r.followUpKey(q, key)
 			r.load.setNode(types.UID(e.UID), cur.Name, len(e.Instances))
 		}
 	}
@@ -188,10 +201,17 @@ func (r *EdgeServiceReconciler) assignmentChanged(q workqueue.TypedRateLimitingI
 	}
 }
 
-func enqueueKey(q workqueue.TypedRateLimitingInterface[reconcile.Request], key string) {
-	if ns, name, ok := strings.Cut(key, "/"); ok {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+// followUpKey queues a follow-up of the service an entry key names.
+func (r *EdgeServiceReconciler) followUpKey(q workqueue.TypedRateLimitingInterface[reconcile.Request], key string) {
+	if k, ok := serviceKey(key); ok {
+		r.followUps.add(q, k)
 	}
+}
+
+// serviceKey is the service an assignment's entry key names.
+func serviceKey(key string) (types.NamespacedName, bool) {
+	ns, name, ok := strings.Cut(key, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}, ok
 }
 
 // existingInstances are the service's instances as placed before: those

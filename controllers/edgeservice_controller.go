@@ -67,11 +67,12 @@ type EdgeServiceReconciler struct {
 	// informer's store itself: a List would copy each node's struct.
 	Informers cache.Informers
 
-	history  *configHistory
-	load     *nodeLoad
-	unplaced *unplaced
-	intents  *intents
-	writer   *assignmentWriter
+	history   *configHistory
+	load      *nodeLoad
+	unplaced  *unplaced
+	intents   *intents
+	writer    *assignmentWriter
+	followUps *followUps
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -90,7 +91,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if svc.DeletionTimestamp != nil {
 		return r.finalize(ctx, svc)
 	}
-	now := r.Clock.Now()
+	start, now := time.Now(), r.Clock.Now()
 
 	stored, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
@@ -139,7 +140,8 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// services into one per node; a service whose last write failed waits
 	// for this one, says why in its status and backs off while it fails.
 	key := edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name)
-	writeErr := r.syncAssignments(ctx, svc, meantBefore, assigned, r.writer.failing(key))
+	waits := r.writer.failing(key)
+	writeErr := r.syncAssignments(ctx, svc, stored, meantBefore, assigned, waits)
 	if msg := r.writer.failure(key); msg != "" {
 		p.problems = append(p.problems, msg)
 		want, _ = desiredStatus(svc, p, nodes, current, now)
@@ -168,6 +170,9 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if writeErr != nil {
 		return ctrl.Result{}, writeErr
 	}
+	if !waits {
+		r.followUps.took(req.NamespacedName, time.Since(start))
+	}
 	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
 }
 
@@ -182,8 +187,20 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 	for _, inst := range existing {
 		want = append(want, inst.NodeName)
 	}
+	store, err := r.nodeStore(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range want {
 		if _, done := out[name]; done {
+			continue
+		}
+		if store != nil { // the informer's own object: no copy
+			if o, ok, err := store.GetByKey(name); err != nil {
+				return nil, err
+			} else if n, isNode := o.(*edgev1alpha1.EdgeNode); ok && isNode {
+				out[name] = n
+			}
 			continue
 		}
 		n := &edgev1alpha1.EdgeNode{}
@@ -202,21 +219,19 @@ func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.
 // informer's own objects, not copies, and no map of them is built, since
 // a first placement reads every node and most of them only once.
 func (r *EdgeServiceReconciler) everyNode(ctx context.Context) ([]*edgev1alpha1.EdgeNode, error) {
-	if r.Informers != nil {
-		inf, err := r.Informers.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
-		if err != nil {
-			return nil, err
-		}
-		if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
-			objs := s.GetStore().List()
-			out := make([]*edgev1alpha1.EdgeNode, 0, len(objs))
-			for _, o := range objs {
-				if n, ok := o.(*edgev1alpha1.EdgeNode); ok {
-					out = append(out, n)
-				}
+	store, err := r.nodeStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if store != nil {
+		objs := store.List()
+		out := make([]*edgev1alpha1.EdgeNode, 0, len(objs))
+		for _, o := range objs {
+			if n, ok := o.(*edgev1alpha1.EdgeNode); ok {
+				out = append(out, n)
 			}
-			return out, nil
 		}
+		return out, nil
 	}
 	list := &edgev1alpha1.EdgeNodeList{}
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
@@ -227,6 +242,23 @@ func (r *EdgeServiceReconciler) everyNode(ctx context.Context) ([]*edgev1alpha1.
 		out[i] = &list.Items[i]
 	}
 	return out, nil
+}
+
+// nodeStore is the nodes' informer store, whose objects placement and
+// status only read; nil without Informers (then the client's cache reads
+// copy).
+func (r *EdgeServiceReconciler) nodeStore(ctx context.Context) (toolscache.Store, error) {
+	if r.Informers == nil {
+		return nil, nil
+	}
+	inf, err := r.Informers.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
+		return s.GetStore(), nil
+	}
+	return nil, nil
 }
 
 // observed finds the container an agent reports for an instance.
@@ -516,13 +548,13 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 			e.Deleting = true
 			deleting[node] = e
 		}
-		if err := r.syncAssignments(ctx, svc, meant, deleting, true); err != nil {
+		if err := r.syncAssignments(ctx, svc, entries, meant, deleting, true); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.intents.set(svc.UID, deleting)
 		return ctrl.Result{RequeueAfter: r.DeletionTimeout - waited}, nil
 	}
-	if err := r.syncAssignments(ctx, svc, meant, nil, true); err != nil {
+	if err := r.syncAssignments(ctx, svc, entries, meant, nil, true); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := setFinalizer(ctx, r.Client, svc, edgev1alpha1.FinalizerContainers, false); err != nil {
@@ -537,7 +569,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history, r.load, r.unplaced, r.intents = newConfigHistory(), newNodeLoad(), newUnplaced(), newIntents()
+	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), newIntents(), newFollowUps()
 	// A write that starts to fail wakes its service, which then says why.
 	failed := make(chan event.GenericEvent, 1024)
 	r.writer = newAssignmentWriter(r.Client, r.APIReader, func(key string) {
@@ -571,9 +603,14 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
 				r.history.observe(e.ObjectNew.(*edgev1alpha1.EdgeService))
+				if statusOnly(e.ObjectOld, e.ObjectNew) { // mostly our own patch, back
+					r.followUps.add(q, client.ObjectKeyFromObject(e.ObjectNew))
+					return
+				}
 				enqueue(q, e.ObjectNew)
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
+				r.followUps.forget(client.ObjectKeyFromObject(e.Object))
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
 				r.intents.drop(e.Object.GetUID())
@@ -685,8 +722,13 @@ func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.
 	if old == nil || capacityOf(n) > capacityOf(old) || n.Status.ContainerManagedTotal < old.Status.ContainerManagedTotal {
 		r.wakeUnplaced(q)
 	}
+	// A report of containers only follows the progress of the services
+	// on the node; a change of its state, type or labels changes where
+	// instances go.
+	add := func(key types.NamespacedName) { r.followUps.add(q, key) }
 	if old == nil || old.Status.Status != n.Status.Status || available(old) != available(n) || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
+		add = func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) }
 	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {
 		return
 	}
@@ -697,7 +739,9 @@ func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.
 		logf.FromContext(ctx).Error(err, "Reading the node's assignment", "node", n.Name)
 	}
 	for key := range a.Spec.Services {
-		enqueueKey(q, key)
+		if k, ok := serviceKey(key); ok {
+			add(k)
+		}
 	}
 	for _, sel := range lists {
 		services := &edgev1alpha1.EdgeServiceList{}
@@ -706,7 +750,7 @@ func (r *EdgeServiceReconciler) enqueueForNode(ctx context.Context, q workqueue.
 			continue
 		}
 		for i := range services.Items {
-			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&services.Items[i])})
+			add(client.ObjectKeyFromObject(&services.Items[i]))
 		}
 	}
 }
