@@ -40,6 +40,8 @@ type recordItem struct {
 	Cmd         []string     `json:"cmd"`
 	CreatedTime string       `json:"createdTime"`
 	NodeList    []recordNode `json:"nodeList"`
+	// NodesOmitted is beyond the contract: the nodes the record leaves out.
+	NodesOmitted int32 `json:"nodesOmitted,omitempty"`
 }
 
 // recordDetail is the record-detail response.
@@ -55,6 +57,8 @@ type recordDetail struct {
 	CreatedTime string       `json:"createdTime"`
 	Policy      string       `json:"policy"`
 	Factor      int32        `json:"factor"`
+	// NodesOmitted is beyond the contract: the nodes the record leaves out.
+	NodesOmitted int32 `json:"nodesOmitted,omitempty"`
 }
 
 type recordImage struct {
@@ -147,7 +151,7 @@ func (s *Server) getRecord(r *http.Request) (any, error) {
 	spec := &rec.Spec
 	d := recordDetail{
 		ID: string(rec.UID), Action: string(spec.Action), Cmd: orEmpty(spec.Cmd), Name: spec.ServiceName,
-		NodeList: recordNodes(rec), CreatedTime: s.formatTime(rec.CreationTimestamp.Time), Policy: string(spec.Policy),
+		NodeList: recordNodes(rec), NodesOmitted: spec.NodesOmitted, CreatedTime: s.formatTime(rec.CreationTimestamp.Time), Policy: string(spec.Policy),
 		Image: recordImage{
 			ID: string(spec.Image.Ref), Ref: string(spec.Image.Ref), Path: spec.Image.Path,
 			PullPolicy: string(spec.Image.EffectivePullPolicy()), AutoUpgrade: string(spec.Image.AutoUpgrade),
@@ -164,7 +168,7 @@ func (s *Server) getRecord(r *http.Request) (any, error) {
 	if spec.Factor != nil {
 		d.Factor = *spec.Factor
 	} else {
-		d.Factor = int32(len(spec.Nodes))
+		d.Factor = int32(len(spec.Nodes)) + spec.NodesOmitted
 	}
 	d.Config = configOf(spec)
 	if v := spec.VSOA; v != nil {
@@ -194,7 +198,7 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 	for _, rec := range pg.List {
 		out.List = append(out.List, recordItem{
 			ID: string(rec.UID), Name: rec.Spec.ServiceName, Image: string(rec.Spec.Image.Ref), Cmd: orEmpty(rec.Spec.Cmd),
-			CreatedTime: s.formatTime(rec.CreationTimestamp.Time), NodeList: recordNodes(rec),
+			CreatedTime: s.formatTime(rec.CreationTimestamp.Time), NodeList: recordNodes(rec), NodesOmitted: rec.Spec.NodesOmitted,
 		})
 	}
 	return out, nil

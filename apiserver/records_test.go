@@ -117,6 +117,27 @@ var _ = Describe("Deployment records", Ordered, func() {
 		}))
 	})
 
+	It("says how many nodes a record of a service on many nodes leaves out", func() {
+		// As the manager cuts a record's nodes to what etcd stores beside
+		// the largest configuration.
+		rec := &edgev1alpha1.DeployRecord{}
+		rec.Namespace, rec.Name = facadeNamespace, "rec-wide-1"
+		rec.Spec = edgev1alpha1.DeployRecordSpec{ServiceName: "rec-wide", Revision: 1,
+			DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "shop/api@1#linux"}},
+			Nodes:      []edgev1alpha1.RecordNode{{NodeName: "edge-0001"}, {NodeName: "edge-0002"}}, NodesOmitted: 4998}
+		Expect(k8sClient.Create(ctx, rec)).To(Succeed())
+		var r reply
+		Eventually(func() int {
+			r = api("/api/v1/service/record/" + string(rec.UID))
+			return r.Status
+		}).Should(Equal(http.StatusOK))
+		Expect(r.object()).To(And(
+			HaveKeyWithValue("nodeList", HaveLen(2)),
+			HaveKeyWithValue("nodesOmitted", 4998.0),
+			HaveKeyWithValue("factor", 5000.0), // a static service's: every node it lists
+		))
+	})
+
 	It("answers 404 for unknown ids and 400 without a service id", func() {
 		Expect(api("/api/v1/service/record/nope").Status).To(Equal(http.StatusNotFound))
 		Expect(api("/api/v1/service/record" + query("id", "nope")).Status).To(Equal(http.StatusNotFound))

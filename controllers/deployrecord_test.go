@@ -21,11 +21,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -287,3 +290,40 @@ func (w *failingStatusWriter) Patch(ctx context.Context, obj client.Object, patc
 	}
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
+
+// recordNodesOf makes n record nodes whose strings are as long as the
+// schema allows.
+func recordNodesOf(n int) []edgev1alpha1.RecordNode {
+	out := make([]edgev1alpha1.RecordNode, n)
+	for i := range out {
+		name := fmt.Sprintf("%05d-%s", i, strings.Repeat("n", 247))
+		out[i] = edgev1alpha1.RecordNode{NodeID: fmt.Sprintf("%036d", i), NodeName: name, Address: strings.Repeat("a", 255) + ":65535"}
+	}
+	return out
+}
+
+var _ = Describe("A record of a service on many nodes", func() {
+	It("fits in etcd with the largest configuration, its nodes cut to what fits", func() {
+		ns := newNamespace()
+		var env []string
+		for i := range 256 {
+			env = append(env, fmt.Sprintf("V%03d=%s", i, strings.Repeat("x", 4000)))
+		}
+		record := func(name string, nodes []edgev1alpha1.RecordNode, omitted int32) *edgev1alpha1.DeployRecord {
+			spec := newStatic(ns, "wide").Spec.DeploySpec
+			spec.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: env}}
+			return &edgev1alpha1.DeployRecord{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: edgev1alpha1.DeployRecordSpec{ServiceName: "wide", Revision: 1, DeploySpec: spec, Nodes: nodes, NodesOmitted: omitted}}
+		}
+		all := recordNodesOf(5000)
+		By("every node listed, the record is more than etcd stores")
+		Expect(k8sClient.Create(ctx, record("all", all[:1100], 0))).To(MatchError(Or(ContainSubstring("too large"), ContainSubstring("larger than max"))))
+		By("cut to what fits, it is stored, and says how many it left out")
+		kept, omitted := controllers.CapRecordNodes(all)
+		Expect(k8sClient.Create(ctx, record("cut", kept, omitted))).To(Succeed())
+		got := &edgev1alpha1.DeployRecord{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "cut"}, got)).To(Succeed())
+		Expect(got.Spec.Nodes).To(HaveLen(len(kept)))
+		Expect(len(got.Spec.Nodes) + int(got.Spec.NodesOmitted)).To(Equal(5000))
+	})
+})

@@ -477,12 +477,31 @@ func (r *EdgeServiceReconciler) newRecord(svc *edgev1alpha1.EdgeService, c obser
 			ServiceName: svc.Name,
 			Revision:    rev,
 			DeploySpec:  spec,
-			Nodes:       nodes,
 		},
 	}
+	rec.Spec.Nodes, rec.Spec.NodesOmitted = capRecordNodes(nodes)
 	// The scheme always knows both kinds, so this cannot fail.
 	_ = controllerutil.SetControllerReference(svc, rec, r.Scheme())
 	return rec
+}
+
+// maxRecordNodeBytes bounds the JSON of a record's nodes: beside the
+// largest configuration the CRD accepts (256 variables of 4 KiB), a
+// record stays under what etcd stores in one object (1.5 MiB).
+const maxRecordNodeBytes = 256 << 10
+
+// capRecordNodes keeps the first of a record's nodes (sorted by name)
+// that fit in maxRecordNodeBytes, and counts the rest.
+func capRecordNodes(nodes []edgev1alpha1.RecordNode) ([]edgev1alpha1.RecordNode, int32) {
+	size := 0
+	for i, n := range nodes {
+		// {"nodeId":"","nodeName":"","address":""}, and the values
+		size += 41 + len(n.NodeID) + len(n.NodeName) + len(n.Address)
+		if size > maxRecordNodeBytes {
+			return nodes[:i], int32(len(nodes) - i)
+		}
+	}
+	return nodes, 0
 }
 
 // pruneRecords deletes the oldest records beyond revisionHistoryLimit,

@@ -59,11 +59,20 @@ type DeployRecordSpec struct {
 	// held it.
 	DeploySpec `json:",inline"`
 
-	// nodes are the nodes the revision was placed on when it was recorded.
+	// nodes are the nodes the revision was placed on when it was recorded,
+	// by name: the first of them, up to about 256 KiB (2,000 nodes of
+	// typical names), so that a record of the largest configuration still
+	// fits in etcd.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10000
 	Nodes []RecordNode `json:"nodes,omitempty"`
+
+	// nodesOmitted counts the nodes the revision was placed on beyond
+	// those nodes lists.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodesOmitted int32 `json:"nodesOmitted,omitempty"`
 }
 
 // DeployRecord is one entry of a service's deployment log: the configuration

@@ -304,12 +304,6 @@ var _ = Describe("EdgeNode schema", func() {
 		Expect(k8sClient.Status().Update(ctx, n)).To(Succeed())
 	})
 
-	It("rejects two containers of one name in status", func() {
-		n := node("status-dup", "10.0.0.9:8080")
-		Expect(k8sClient.Create(ctx, n)).To(Succeed())
-		n.Status.Containers = []edgev1alpha1.ObservedContainer{{Name: "c1"}, {Name: "c1"}}
-		expectInvalid(k8sClient.Status().Update(ctx, n), "Duplicate value")
-	})
 })
 
 var _ = Describe("DeployRecord schema", func() {

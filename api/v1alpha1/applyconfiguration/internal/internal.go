@@ -156,6 +156,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.edgeplane.edgeplane.api.v1alpha1.RecordNode
           elementRelationship: atomic
+    - name: nodesOmitted
+      type:
+        scalar: numeric
     - name: path
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
@@ -248,9 +251,7 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ObservedContainer
-          elementRelationship: associative
-          keys:
-          - name
+          elementRelationship: atomic
     - name: nodeInfo
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.NodeInfo

@@ -36,8 +36,14 @@ type DeployRecordSpecApplyConfiguration struct {
 	// The configuration of this revision, field for field as the service
 	// held it.
 	DeploySpecApplyConfiguration `json:""`
-	// nodes are the nodes the revision was placed on when it was recorded.
+	// nodes are the nodes the revision was placed on when it was recorded,
+	// by name: the first of them, up to about 256 KiB (2,000 nodes of
+	// typical names), so that a record of the largest configuration still
+	// fits in etcd.
 	Nodes []RecordNodeApplyConfiguration `json:"nodes,omitempty"`
+	// nodesOmitted counts the nodes the revision was placed on beyond
+	// those nodes lists.
+	NodesOmitted *int32 `json:"nodesOmitted,omitempty"`
 }
 
 // DeployRecordSpecApplyConfiguration constructs a declarative configuration of the DeployRecordSpec type for use with
@@ -146,5 +152,13 @@ func (b *DeployRecordSpecApplyConfiguration) WithNodes(values ...*RecordNodeAppl
 		}
 		b.Nodes = append(b.Nodes, *values[i])
 	}
+	return b
+}
+
+// WithNodesOmitted sets the NodesOmitted field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NodesOmitted field is set to the value of the last call.
+func (b *DeployRecordSpecApplyConfiguration) WithNodesOmitted(value int32) *DeployRecordSpecApplyConfiguration {
+	b.NodesOmitted = &value
 	return b
 }
