@@ -256,7 +256,7 @@ func comparedFields(kind string) [][]string {
 		return [][]string{{"spec", "policyTypes"}, {"spec", "ingress"}}
 	case "Namespace":
 		return [][]string{{"metadata", "labels", "pod-security.kubernetes.io/enforce"}}
-	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "FlowSchema":
 		return [][]string{{"spec"}}
 	}
 	return nil

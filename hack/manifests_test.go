@@ -72,6 +72,8 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		// The facade directly, through kube-apiserver, and metrics.
 		"Service": 3, "APIService": 1, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		// The manager's requests in workload-high.
+		"FlowSchema": 1,
 	} {
 		if kinds[kind] != n {
 			t.Errorf("config/default renders %d %s, want %d", kinds[kind], kind, n)

@@ -149,9 +149,13 @@ func run(ctx context.Context, o runOptions) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-node-lease"}}); err != nil {
 		return err
 	}
+	managerKubeconfig, agentsKubeconfig, err := identities(ctx, env, c, dir)
+	if err != nil {
+		return err
+	}
 
 	const facade, managerPprof, agentPprof, trivialAddr, replicaFacade = "127.0.0.1:18090", "127.0.0.1:18091", "127.0.0.1:18092", "127.0.0.1:18093", "127.0.0.1:18094"
-	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
+	manager, err := procs.Start(ctx, dir, "manager", filepath.Join(bin, "manager"), append([]string{"--kubeconfig", managerKubeconfig, "--metrics-bind-address", "0", "--pprof-bind-address", managerPprof,
 		"--health-probe-bind-address", "0", "--api-bind-address", facade}, o.managerFlags...)...)
 	if err != nil {
 		return err
@@ -169,7 +173,7 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
 	}
 	registering := cpuTimes(servers)
-	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim", "--nodes", strconv.Itoa(nodes),
+	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", agentsKubeconfig, "--runtime", "sim", "--nodes", strconv.Itoa(nodes),
 		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
 		"--start-delay", "1s", "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2*agentQPS(nodes)), "--pprof-bind-address", agentPprof)
 	if err != nil {
@@ -195,7 +199,7 @@ func run(ctx context.Context, o runOptions) error {
 		// A facade in a process of its own, as the chart's second replica
 		// serves it: the manager with --controllers=false. Its informers
 		// cost the API server and the machine some CPU.
-		replica, err := procs.Start(ctx, dir, "replica", filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--controllers=false", "--metrics-bind-address", "0",
+		replica, err := procs.Start(ctx, dir, "replica", filepath.Join(bin, "manager"), "--kubeconfig", managerKubeconfig, "--controllers=false", "--metrics-bind-address", "0",
 			"--health-probe-bind-address", "0", "--api-bind-address", replicaFacade)
 		if err != nil {
 			return err

@@ -100,7 +100,13 @@ func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment,
 // WriteKubeconfig writes a kubeconfig of an administrator of env to path,
 // for the real binaries a run starts.
 func WriteKubeconfig(env *envtest.Environment, path string) error {
-	user, err := env.AddUser(envtest.User{Name: "edgeplane-admin", Groups: []string{"system:masters"}}, nil)
+	return WriteUserKubeconfig(env, path, envtest.User{Name: "edgeplane-admin", Groups: []string{"system:masters"}})
+}
+
+// WriteUserKubeconfig writes a kubeconfig of a user of env to path; what
+// the user may do is for RBAC to say.
+func WriteUserKubeconfig(env *envtest.Environment, path string, u envtest.User) error {
+	user, err := env.AddUser(u, nil)
 	if err != nil {
 		return err
 	}
