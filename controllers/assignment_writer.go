@@ -41,7 +41,8 @@ import (
 const assignmentWriteTimeout = 10 * time.Second
 
 // assignmentWriter writes the nodes' assignments for the services'
-// reconciles, with assignmentWriters writes in flight. A node's assignment
+// reconciles, with assignmentWriters writes in flight, up to
+// maxAssignmentWriters while many nodes wait. A node's assignment
 // is written by one write at a time, and the entries services ask for
 // while it is in flight go into its next write. When many services change
 // at once (a GitOps sync), a node's assignment, which holds every service
@@ -89,9 +90,9 @@ func newAssignmentWriter(c client.Client, api client.Reader, wake func(key strin
 // its lease writes nothing after: the next leader is the only writer.
 func (w *assignmentWriter) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for range assignmentWriters {
+	for i := range maxAssignmentWriters {
 		wg.Go(func() {
-			for w.writeNext(ctx) {
+			for w.busy(ctx, i) && w.writeNext(ctx) {
 			}
 		})
 	}
@@ -99,6 +100,26 @@ func (w *assignmentWriter) Start(ctx context.Context) error {
 	w.nodes.ShutDown() // the workers fail what is left at once: ctx is done
 	wg.Wait()
 	return nil
+}
+
+// busy waits until writer i has work to take part in: the first
+// assignmentWriters always, the others while extraWriters says so. False
+// once ctx is done.
+func (w *assignmentWriter) busy(ctx context.Context, i int) bool {
+	for i >= assignmentWriters+extraWriters(w.nodes.Len()) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// extraWriters is how many writers beyond assignmentWriters take part
+// while waiting nodes are queued.
+func extraWriters(waiting int) int {
+	return min(waiting/nodesPerExtraWriter, maxAssignmentWriters-assignmentWriters)
 }
 
 // write queues one service's entry for a node's assignment. An entry of

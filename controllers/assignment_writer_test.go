@@ -83,3 +83,15 @@ func TestRefusedEntry(t *testing.T) {
 		}
 	}
 }
+
+func TestExtraWriters(t *testing.T) {
+	for _, tc := range []struct{ waiting, want int }{
+		{0, 0}, {20, 0}, // a few nodes, many services each: batches stay big
+		{nodesPerExtraWriter, 1}, {2*nodesPerExtraWriter + 1, 2},
+		{5000, maxAssignmentWriters - assignmentWriters}, // a wide rollout: all of them
+	} {
+		if got := extraWriters(tc.waiting); got != tc.want {
+			t.Errorf("extraWriters(%d) = %d, want %d", tc.waiting, got, tc.want)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	meantBefore, meant := r.intents.of(svc.UID)
+	meantBefore, meant := r.intents.get(svc.UID)
 	entries := meantBefore
 	if !meant {
 		entries = stored
@@ -521,7 +521,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)
-	meant, _ := r.intents.of(svc.UID) // writes still queued follow
+	meant, _ := r.intents.get(svc.UID) // writes still queued follow
 	entries, err := r.assignmentsOf(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -569,7 +569,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), newIntents(), newFollowUps()
+	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), newLockedMap[types.UID, map[string]edgev1alpha1.AssignedService](), newFollowUps()
 	// A write that starts to fail wakes its service, which then says why.
 	failed := make(chan event.GenericEvent, 1024)
 	r.writer = newAssignmentWriter(r.Client, r.APIReader, func(key string) {

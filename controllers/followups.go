@@ -19,7 +19,6 @@ package controllers
 import (
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -48,12 +47,11 @@ const (
 // changes what is wanted (the spec, a node's state or labels, a
 // deletion) is queued at once.
 type followUps struct {
-	mu   sync.Mutex
-	cost map[types.NamespacedName]time.Duration
+	cost *lockedMap[types.NamespacedName, time.Duration]
 }
 
 func newFollowUps() *followUps {
-	return &followUps{cost: map[types.NamespacedName]time.Duration{}}
+	return &followUps{cost: newLockedMap[types.NamespacedName, time.Duration]()}
 }
 
 // followUpDelay is how long a follow-up of a service waits, from how long
@@ -67,31 +65,23 @@ func followUpDelay(cost time.Duration) time.Duration {
 // waited for its writes is not recorded: it says how slow the API server
 // was, not how costly the service is.
 func (f *followUps) took(key types.NamespacedName, d time.Duration) {
-	if f == nil {
-		return
+	if f != nil {
+		f.cost.set(key, d)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.cost[key] = d
 }
 
 // forget drops a deleted service.
 func (f *followUps) forget(key types.NamespacedName) {
-	if f == nil {
-		return
+	if f != nil {
+		f.cost.drop(key)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.cost, key)
 }
 
 // add queues a follow-up of a service.
 func (f *followUps) add(q workqueue.TypedRateLimitingInterface[reconcile.Request], key types.NamespacedName) {
 	var cost time.Duration
 	if f != nil {
-		f.mu.Lock()
-		cost = f.cost[key]
-		f.mu.Unlock()
+		cost, _ = f.cost.get(key)
 	}
 	q.AddAfter(reconcile.Request{NamespacedName: key}, followUpDelay(cost))
 }

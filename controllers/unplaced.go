@@ -17,8 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -27,24 +25,22 @@ import (
 // running fewer containers) wakes them: nothing about them changed, so
 // no other event would.
 type unplaced struct {
-	mu  sync.Mutex
-	set map[types.NamespacedName]struct{}
+	set *lockedMap[types.NamespacedName, struct{}]
 }
 
-func newUnplaced() *unplaced { return &unplaced{set: map[types.NamespacedName]struct{}{}} }
+func newUnplaced() *unplaced {
+	return &unplaced{set: newLockedMap[types.NamespacedName, struct{}]()}
+}
 
 // mark records whether a service is short of instances. A nil set, of a
 // reconciler built without SetupWithManager, records nothing.
 func (u *unplaced) mark(key types.NamespacedName, short bool) {
-	if u == nil {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if short {
-		u.set[key] = struct{}{}
-	} else {
-		delete(u.set, key)
+	switch {
+	case u == nil:
+	case short:
+		u.set.set(key, struct{}{})
+	default:
+		u.set.drop(key)
 	}
 }
 
@@ -53,11 +49,5 @@ func (u *unplaced) keys() []types.NamespacedName {
 	if u == nil {
 		return nil
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	out := make([]types.NamespacedName, 0, len(u.set))
-	for k := range u.set {
-		out = append(out, k)
-	}
-	return out
+	return u.set.keys()
 }

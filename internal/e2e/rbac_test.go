@@ -126,9 +126,13 @@ var _ = Describe("An agent with the RBAC of edge-agent --print-rbac", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node}, registered)).To(Succeed())
 		Expect(registered.Status.NodeInfo.ReadsAssignment).To(BeTrue(), "the agent says it reads its assignment")
 		svc := &edgev1alpha1.EdgeService{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "private-" + node}, svc)).To(Succeed())
+		// The facade derives the instance's state from the report; the
+		// service's counts follow it at the reconcile after the report.
+		Eventually(func() int32 {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "private-" + node}, svc)).To(Succeed())
+			return svc.Status.ReadyReplicas
+		}).Should(BeEquivalentTo(1))
 		Expect(svc.Status.Containers).To(BeEmpty(), "the agent reads its instance from its assignment, not from the service")
-		Expect(svc.Status.ReadyReplicas).To(BeEquivalentTo(1))
 		Eventually(func() error {
 			return k8sClient.Get(ctx, client.ObjectKey{Namespace: o.LeaseNamespace, Name: second}, &corev1.Secret{})
 		}).Should(Succeed(), "the manager made the other node's credentials")
