@@ -569,7 +569,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 // SetupWithManager wires the reconciler to services, their records and the
 // nodes they run on.
 func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), newLockedMap[types.UID, map[string]edgev1alpha1.AssignedService](), newFollowUps()
+	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), new(intents), newFollowUps()
 	// A write that starts to fail wakes its service, which then says why.
 	failed := make(chan event.GenericEvent, 1024)
 	r.writer = newAssignmentWriter(r.Client, r.APIReader, func(key string) {

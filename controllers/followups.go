@@ -51,7 +51,7 @@ type followUps struct {
 }
 
 func newFollowUps() *followUps {
-	return &followUps{cost: newLockedMap[types.NamespacedName, time.Duration]()}
+	return &followUps{cost: new(lockedMap[types.NamespacedName, time.Duration])}
 }
 
 // followUpDelay is how long a follow-up of a service waits, from how long

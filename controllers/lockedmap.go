@@ -18,15 +18,12 @@ package controllers
 
 import "sync"
 
-// lockedMap is a map that reconciles and event handlers share. A nil one,
-// of a reconciler built without SetupWithManager, holds nothing.
+// lockedMap is a map that reconciles and event handlers share; its zero
+// value is empty and ready. A nil one, of a reconciler built without
+// SetupWithManager, holds nothing.
 type lockedMap[K comparable, V any] struct {
 	mu sync.Mutex
 	m  map[K]V
-}
-
-func newLockedMap[K comparable, V any]() *lockedMap[K, V] {
-	return &lockedMap[K, V]{m: map[K]V{}}
 }
 
 func (l *lockedMap[K, V]) get(k K) (V, bool) {
@@ -46,6 +43,9 @@ func (l *lockedMap[K, V]) set(k K, v V) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[K]V{}
+	}
 	l.m[k] = v
 }
 

@@ -29,7 +29,7 @@ type unplaced struct {
 }
 
 func newUnplaced() *unplaced {
-	return &unplaced{set: newLockedMap[types.NamespacedName, struct{}]()}
+	return &unplaced{set: new(lockedMap[types.NamespacedName, struct{}])}
 }
 
 // mark records whether a service is short of instances. A nil set, of a
