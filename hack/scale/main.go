@@ -61,6 +61,7 @@ func main() {
 		nodes, services, factor int
 		bin, profiles           string
 		withReplica, agentWatch bool
+		measureWrites           bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
 		convergeWithin          time.Duration
@@ -77,7 +78,8 @@ func main() {
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
 	console := flag.Bool("console", false, "After convergence, open the web console's overview in headless Chromium: the time to its first complete overview, and the facade requests per second one open tab costs over a minute.")
-	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its services by label, as each real agent holds (the simulator itself shares a few).")
+	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its node's assignment by name, as each real agent holds (the simulator itself shares a few).")
+	flag.BoolVar(&measureWrites, "write-cost", false, "With every node online and before the run's services, time rounds of spec changes of a 2-instance service against rest windows: kube-apiserver's CPU per change and the events its agents' watches get (make scale-curve turns it on).")
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
 	flag.Parse()
@@ -99,7 +101,7 @@ func main() {
 	defer cancel()
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
-		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide}); err != nil {
+		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -112,6 +114,7 @@ type runOptions struct {
 	bin, profiles           string
 	withReplica, agentWatch bool
 	console, wide           bool
+	writeCost               bool
 	outage, convergeWithin  time.Duration
 }
 
@@ -291,6 +294,15 @@ func run(ctx context.Context, o runOptions) error {
 	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, cpuUse(idleStart, idleEnd, idleWindow))
 	rest := restCost(ctx, cfg, env, pids, nodes, idleEnd["kube-apiserver"]-idleStart["kube-apiserver"], (restWritesEnd-restWritesStart)/idleWindow.Seconds())
 	fmt.Println(rest)
+	perChange := math.NaN()
+	if o.writeCost {
+		line, median, err := writeCost(ctx, c, view, apiserverPID, delivered)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+		perChange = median
+	}
 	cpuBefore := cpuTimes(pids)
 	var profiling sync.WaitGroup
 	if o.profiles != "" {
@@ -410,8 +422,8 @@ func run(ctx context.Context, o runOptions) error {
 		nodes, instances, successS, float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	// One point of make scale-curve: what the size costs at rest and in
 	// the run.
-	fmt.Printf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f\n",
-		nodes, online.Seconds(), instances, successS, rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
+	fmt.Printf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f apiserver_ms_per_change=%.2f\n",
+		nodes, online.Seconds(), instances, successS, rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000, perChange)
 	return nil
 }
 

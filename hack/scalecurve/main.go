@@ -47,7 +47,7 @@ import (
 
 // fields are the curve line's keys, in order.
 var fields = []string{"nodes", "online_s", "instances", "success_s", "rest_writes_per_s", "apiserver_rss_mib",
-	"apiserver_cpu_ms_per_node_s", "manager_rss_mib", "facade_p99_ms"}
+	"apiserver_cpu_ms_per_node_s", "manager_rss_mib", "facade_p99_ms", "apiserver_ms_per_change"}
 
 // titles name the plotted figures.
 var titles = map[string]string{
@@ -58,6 +58,7 @@ var titles = map[string]string{
 	"apiserver_cpu_ms_per_node_s": "kube-apiserver CPU at rest per node (ms/s)",
 	"manager_rss_mib":             "manager peak memory (MiB)",
 	"facade_p99_ms":               "facade p99 under the run's load (ms)",
+	"apiserver_ms_per_change":     "kube-apiserver CPU per spec change of a 2-instance service (ms)",
 }
 
 func main() {
@@ -125,7 +126,7 @@ func runOne(ctx context.Context, scale, bin string, nodes, services int, within 
 		return "", err
 	}
 	defer func() { _ = log.Close() }()
-	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m", "--converge-within", within.String())
+	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m", "--converge-within", within.String(), "--write-cost")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err
