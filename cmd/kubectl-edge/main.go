@@ -1,0 +1,36 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command kubectl-edge is the kubectl plugin of edgeplane: on PATH, kubectl
+// runs it as "kubectl edge".
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/edgeplane/edgeplane/internal/kubectledge"
+)
+
+func main() {
+	cmd := kubectledge.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

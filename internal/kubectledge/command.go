@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package kubectledge is the kubectl plugin kubectl-edge: its commands
+// work on edgeplane's objects as kubectl's own do on Deployments, with
+// kubectl's flags for the cluster, the user and the namespace.
+package kubectledge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/version"
+)
+
+// requestTimeout bounds each command's calls to the API server, unless
+// --request-timeout says otherwise.
+const requestTimeout = 30 * time.Second
+
+// NewCommand is kubectl edge: kubectl runs kubectl-edge on PATH as
+// "kubectl edge".
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	root := &cobra.Command{
+		Use:           "kubectl-edge",
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl edge"},
+		Short:         "Operate edgeplane's edge services",
+		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history, and a return to an earlier revision.",
+		Version:       version.Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	flags.AddFlags(root.PersistentFlags())
+
+	// run gives a command a client, the namespace and a deadline.
+	run := func(cmd *cobra.Command, f func(ctx context.Context, r *rollout, namespace string) error) error {
+		cfg, err := flags.ToRESTConfig()
+		if err != nil {
+			return err
+		}
+		if cfg.Timeout == 0 {
+			cfg.Timeout = requestTimeout
+		}
+		namespace, _, err := flags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return err
+		}
+		scheme := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(scheme); err != nil {
+			return err
+		}
+		if err := edgev1alpha1.AddToScheme(scheme); err != nil {
+			return err
+		}
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), cfg.Timeout)
+		defer cancel()
+		return f(ctx, &rollout{c: c, out: streams.Out}, namespace)
+	}
+
+	rolloutCmd := &cobra.Command{
+		Use:   "rollout SUBCOMMAND",
+		Short: "Manage the rollout of an edge service",
+		Long:  "Manage the rollout of an EdgeService: its history of revisions, and a return to one of them.",
+	}
+	var revision int64
+	history := &cobra.Command{
+		Use:   "history (es/NAME | NAME)",
+		Short: "View the rollout history of an edge service",
+		Long: "View an EdgeService's revisions, one per change of its deployment configuration, each with its image, " +
+			"when it was recorded and what it changed from the revision before. --revision shows one in full.",
+		Example: "  kubectl edge rollout history es/gateway\n  kubectl edge rollout history es/gateway --revision=3",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := serviceName(args[0])
+			if err != nil {
+				return err
+			}
+			if revision < 0 {
+				return fmt.Errorf("--revision must be a revision number, not %d", revision)
+			}
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error { return r.history(ctx, ns, name, revision) })
+		},
+	}
+	history.Flags().Int64Var(&revision, "revision", 0, "Show the details of this revision.")
+	var toRevision int64
+	undo := &cobra.Command{
+		Use:   "undo (es/NAME | NAME)",
+		Short: "Return an edge service to an earlier revision",
+		Long: "Write the deployment configuration of an earlier revision back into the EdgeService's spec: the " +
+			"revision before the current one, or --to-revision. The manager records it as a new revision, as any " +
+			"change. A revision that matches the current configuration changes nothing.",
+		Example: "  kubectl edge rollout undo es/gateway\n  kubectl edge rollout undo es/gateway --to-revision=3",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := serviceName(args[0])
+			if err != nil {
+				return err
+			}
+			if toRevision < 0 {
+				return fmt.Errorf("--to-revision must be a revision number, not %d", toRevision)
+			}
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error { return r.undo(ctx, ns, name, toRevision) })
+		},
+	}
+	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to return to; the one before the current if not set.")
+	rolloutCmd.AddCommand(history, undo)
+	root.AddCommand(rolloutCmd)
+	return root
+}
+
+// serviceName reads an EdgeService's name from "es/NAME", the kind's
+// other names, or NAME alone.
+func serviceName(arg string) (string, error) {
+	kind, name, typed := strings.Cut(arg, "/")
+	if !typed {
+		kind, name = "es", arg
+	}
+	switch strings.ToLower(kind) {
+	case "es", "edgeservice", "edgeservices", "edgeservice.edge.edgeplane.io", "edgeservices.edge.edgeplane.io":
+	default:
+		return "", fmt.Errorf("%q is not an edge service: name one as es/NAME", arg)
+	}
+	if name == "" {
+		return "", fmt.Errorf("%q names no edge service: name one as es/NAME", arg)
+	}
+	return name, nil
+}

@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectledge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/names"
+)
+
+// FieldManager names the plugin's writes in the objects' managedFields.
+const FieldManager = "kubectl-edge"
+
+// kindName is how the plugin names a service in what it prints, as
+// kubectl names objects.
+const kindName = "edgeservice.edge.edgeplane.io/"
+
+// rollout runs the rollout commands against one cluster.
+type rollout struct {
+	c   client.Client
+	out io.Writer
+}
+
+// config is a configuration as a record keeps it: the deployment spec
+// with its pull policy resolved, and the nodes of a static service.
+type config struct {
+	edgev1alpha1.DeploySpec `json:",inline"`
+	Nodes                   []string `json:"nodes,omitempty"`
+}
+
+func recordConfig(rec *edgev1alpha1.DeployRecord) config {
+	c := config{DeploySpec: rec.Spec.DeploySpec}
+	if c.Policy != edgev1alpha1.PolicyDynamic {
+		for _, n := range rec.Spec.Nodes {
+			c.Nodes = append(c.Nodes, n.NodeName)
+		}
+	}
+	return c.normal()
+}
+
+func serviceConfig(svc *edgev1alpha1.EdgeService) config {
+	c := config{DeploySpec: *svc.Spec.DeploySpec.DeepCopy()}
+	if c.Policy != edgev1alpha1.PolicyDynamic {
+		c.Nodes = slices.Clone(svc.Spec.Nodes)
+	}
+	return c.normal()
+}
+
+// normal resolves what the manager resolves before it compares two
+// configurations: the pull policy, and the order of static nodes.
+func (c config) normal() config {
+	c.Image.PullPolicy = c.Image.EffectivePullPolicy()
+	slices.Sort(c.Nodes)
+	c.Nodes = slices.Compact(c.Nodes)
+	return c
+}
+
+// service reads the service and its records, oldest first: those named
+// for it, holding its name and controlled by it or by nothing, as the
+// manager counts them.
+func (r *rollout) service(ctx context.Context, namespace, name string) (*edgev1alpha1.EdgeService, []edgev1alpha1.DeployRecord, error) {
+	svc := &edgev1alpha1.EdgeService{}
+	if err := r.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, svc); err != nil {
+		return nil, nil, err
+	}
+	list := &edgev1alpha1.DeployRecordList{}
+	if err := r.c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{edgev1alpha1.LabelServiceUID: string(svc.UID)}); err != nil {
+		return nil, nil, fmt.Errorf("listing the records of %s%s: %w", kindName, name, err)
+	}
+	var records []edgev1alpha1.DeployRecord
+	for _, rec := range list.Items {
+		if ours(svc, &rec) {
+			records = append(records, rec)
+		}
+	}
+	slices.SortFunc(records, func(a, b edgev1alpha1.DeployRecord) int { return int(a.Spec.Revision - b.Spec.Revision) })
+	return svc, records, nil
+}
+
+func ours(svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) bool {
+	owner := metav1.GetControllerOf(rec)
+	return rec.Spec.ServiceName == svc.Name && rec.Name == names.DeployRecord(svc.Name, rec.Spec.Revision) &&
+		(owner == nil || owner.UID == svc.UID)
+}
+
+// maxChangesShown bounds the CHANGE column; --revision shows them all.
+const maxChangesShown = 2
+
+// history prints the service's revisions, as kubectl rollout history
+// does, with each one's image, time and what it changed; revision > 0
+// prints that one in full.
+func (r *rollout) history(ctx context.Context, namespace, name string, revision int64) error {
+	svc, records, err := r.service(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	if revision > 0 {
+		return r.revision(svc, records, revision)
+	}
+	fmt.Fprintf(r.out, "%s%s\n", kindName, name)
+	if len(records) == 0 {
+		fmt.Fprintln(r.out, "No revisions recorded yet.")
+		return nil
+	}
+	w := tabwriter.NewWriter(r.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "REVISION\tIMAGE\tCREATED\tCHANGE")
+	for i := range records {
+		rec := &records[i]
+		change, err := changeOf(records, i)
+		if err != nil {
+			return err
+		}
+		if len(change) > maxChangesShown {
+			change = append(change[:maxChangesShown], fmt.Sprintf("%d more", len(change)-maxChangesShown))
+		}
+		rev := strconv.FormatInt(rec.Spec.Revision, 10)
+		if rec.Spec.Revision == svc.Status.Revision {
+			rev += " (current)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", rev, rec.Spec.Image.Ref, rec.CreationTimestamp.UTC().Format(time.RFC3339), strings.Join(change, "; "))
+	}
+	return w.Flush()
+}
+
+// changeOf says what the i-th record changed from the one before it;
+// the first, or one whose predecessor was pruned, says so.
+func changeOf(records []edgev1alpha1.DeployRecord, i int) ([]string, error) {
+	rec := &records[i]
+	switch {
+	case rec.Spec.Revision == 1:
+		return []string{"created"}, nil
+	case i == 0 || records[i-1].Spec.Revision != rec.Spec.Revision-1:
+		return []string{fmt.Sprintf("revision %d is no longer kept", rec.Spec.Revision-1)}, nil
+	}
+	return changes(recordConfig(&records[i-1]), recordConfig(rec))
+}
+
+// revision prints one revision in full: its configuration and every
+// change from the revision before.
+func (r *rollout) revision(svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, revision int64) error {
+	i := slices.IndexFunc(records, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == revision })
+	if i < 0 {
+		return notKept(svc.Name, revision, records)
+	}
+	rec := &records[i]
+	change, err := changeOf(records, i)
+	if err != nil {
+		return err
+	}
+	data, err := yaml.Marshal(recordConfig(rec))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "%s%s with revision #%d\n", kindName, svc.Name, revision)
+	fmt.Fprintf(r.out, "Record:   %s\nCreated:  %s\n", rec.Name, rec.CreationTimestamp.UTC().Format(time.RFC3339))
+	if rec.Spec.NodesOmitted > 0 {
+		fmt.Fprintf(r.out, "Nodes:    %d listed, %d more omitted from the record\n", len(rec.Spec.Nodes), rec.Spec.NodesOmitted)
+	}
+	fmt.Fprintln(r.out, "Changes:")
+	for _, c := range change {
+		fmt.Fprintf(r.out, "  %s\n", c)
+	}
+	fmt.Fprintln(r.out, "Configuration:")
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		fmt.Fprintf(r.out, "  %s\n", line)
+	}
+	return nil
+}
+
+// notKept says a revision is not in the service's history, and which are.
+func notKept(service string, revision int64, records []edgev1alpha1.DeployRecord) error {
+	kept := make([]string, 0, len(records))
+	for _, rec := range records {
+		kept = append(kept, strconv.FormatInt(rec.Spec.Revision, 10))
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("revision %d of %s%s is not kept: the service has no records yet", revision, kindName, service)
+	}
+	return fmt.Errorf("revision %d of %s%s is not kept; kept: %s", revision, kindName, service, strings.Join(kept, ", "))
+}
+
+// undo writes the configuration of a record back into the service's spec:
+// the revision before the current one, or toRevision. The manager then
+// records it as a new revision, as it does any change.
+func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision int64) error {
+	svc, records, err := r.service(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	target := toRevision
+	if target == 0 {
+		for _, rec := range records {
+			if rec.Spec.Revision < svc.Status.Revision {
+				target = rec.Spec.Revision
+			}
+		}
+		if target == 0 {
+			return fmt.Errorf("%s%s has no revision before its current one (%d) to return to", kindName, name, svc.Status.Revision)
+		}
+	}
+	i := slices.IndexFunc(records, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == target })
+	if i < 0 {
+		return notKept(name, target, records)
+	}
+	rec := &records[i]
+	want := recordConfig(rec)
+	static := want.Policy != edgev1alpha1.PolicyDynamic
+	if static && rec.Spec.NodesOmitted > 0 {
+		return fmt.Errorf("revision %d of %s%s lists only %d of its %d nodes (the rest did not fit in the record), so its configuration cannot be restored from it",
+			target, kindName, name, len(rec.Spec.Nodes), len(rec.Spec.Nodes)+int(rec.Spec.NodesOmitted))
+	}
+	if equality.Semantic.DeepEqual(serviceConfig(svc), want) {
+		fmt.Fprintf(r.out, "%s%s skipped rollback (current configuration already matches revision %d)\n", kindName, name, target)
+		return nil
+	}
+	// A merge patch, not an apply: the fields the record lacks must go,
+	// and an apply cannot remove fields another manager (kubectl, a
+	// GitOps tool) owns. The resourceVersion in the patch makes an edit
+	// made meanwhile a conflict rather than something overwritten.
+	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	svc.Spec.DeploySpec = *rec.Spec.DeploySpec.DeepCopy()
+	if static {
+		svc.Spec.Nodes = want.Nodes
+	}
+	if err := r.c.Patch(ctx, svc, patch, client.FieldOwner(FieldManager)); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%s%s changed while rolling back; run the command again: %w", kindName, name, err)
+		}
+		return err
+	}
+	fmt.Fprintf(r.out, "%s%s rolled back to revision %d\n", kindName, name, target)
+	return nil
+}

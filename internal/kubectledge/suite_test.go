@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectledge_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "Write the golden files from what the commands print.")
+
+var (
+	ctx        context.Context
+	cancel     context.CancelFunc
+	testEnv    *envtest.Environment
+	k8sClient  client.Client
+	kubeconfig string
+)
+
+func TestKubectlEdge(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	RunSpecs(t, "kubectl edge suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctx, cancel = context.WithCancel(context.Background())
+	var err error
+	testEnv, err = testenv.New()
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(testenv.WriteKubeconfig(testEnv, kubeconfig)).To(Succeed())
+
+	// The manager records each change, a rollback's too.
+	opts := controllers.DefaultOptions()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: controllers.CacheOptions(opts)})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+})
+
+var _ = AfterSuite(func() {
+	cancel()
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})
+
+// kubectlEdge runs the plugin's command with args against the test's
+// cluster, as kubectl would run it, and returns what it printed and its
+// error.
+func kubectlEdge(args ...string) (string, error) {
+	var out bytes.Buffer
+	cmd := kubectledge.NewCommand(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &out})
+	cmd.SetArgs(append([]string{"--kubeconfig", kubeconfig}, args...))
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// times are what a golden file cannot hold: when the API server created
+// an object.
+var times = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+// matchGolden compares out, its times masked, with testdata/name.
+func matchGolden(out, name string) {
+	GinkgoHelper()
+	// Of the width of a time, so that the columns stay aligned.
+	out = times.ReplaceAllString(out, "YYYY-MM-DDTHH:MM:SSZ")
+	out = strings.ReplaceAll(out, os.Getenv("HOME"), "$HOME")
+	file := filepath.Join("testdata", name)
+	if *update {
+		Expect(os.MkdirAll("testdata", 0o755)).To(Succeed())
+		Expect(os.WriteFile(file, []byte(out), 0o644)).To(Succeed())
+	}
+	want, err := os.ReadFile(file)
+	Expect(err).NotTo(HaveOccurred(), "run the tests with -update to write %s", file)
+	Expect(out).To(Equal(string(want)), "%s (-update writes it)", file)
+}
