@@ -48,7 +48,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:           "kubectl-edge",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl edge"},
 		Short:         "Operate edgeplane's edge services",
-		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history, and a return to an earlier revision.",
+		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history and status, and a return to an earlier revision.",
 		Version:       version.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -82,15 +82,17 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(cmd.Context(), cfg.Timeout)
-		defer cancel()
-		return f(ctx, &rollout{c: c, out: streams.Out}, namespace)
+		return f(cmd.Context(), &rollout{c: c, out: streams.Out, timeout: cfg.Timeout}, namespace)
+	}
+	// once bounds a command that makes a few calls by one deadline.
+	once := func(ctx context.Context, r *rollout) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, r.timeout)
 	}
 
 	rolloutCmd := &cobra.Command{
 		Use:   "rollout SUBCOMMAND",
 		Short: "Manage the rollout of an edge service",
-		Long:  "Manage the rollout of an EdgeService: its history of revisions, and a return to one of them.",
+		Long:  "Manage the rollout of an EdgeService: its history of revisions, its progress, and a return to one of them.",
 	}
 	var revision int64
 	history := &cobra.Command{
@@ -108,7 +110,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if revision < 0 {
 				return fmt.Errorf("--revision must be a revision number, not %d", revision)
 			}
-			return run(cmd, func(ctx context.Context, r *rollout, ns string) error { return r.history(ctx, ns, name, revision) })
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error {
+				ctx, cancel := once(ctx, r)
+				defer cancel()
+				return r.history(ctx, ns, name, revision)
+			})
 		},
 	}
 	history.Flags().Int64Var(&revision, "revision", 0, "Show the details of this revision.")
@@ -129,11 +135,38 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if toRevision < 0 {
 				return fmt.Errorf("--to-revision must be a revision number, not %d", toRevision)
 			}
-			return run(cmd, func(ctx context.Context, r *rollout, ns string) error { return r.undo(ctx, ns, name, toRevision) })
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error {
+				ctx, cancel := once(ctx, r)
+				defer cancel()
+				return r.undo(ctx, ns, name, toRevision)
+			})
 		},
 	}
 	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to return to; the one before the current if not set.")
-	rolloutCmd.AddCommand(history, undo)
+	var timeout time.Duration
+	status := &cobra.Command{
+		Use:   "status (es/NAME | NAME)",
+		Short: "Follow the rollout of an edge service until it is done",
+		Long: "Follow an EdgeService's rollout, printing its progress (instances ready at the current revision of all), " +
+			"until every instance runs it. Exits non-zero when the rollout stalls (an instance failed or could not be " +
+			"placed: the service's Stalled condition) or --timeout passes.",
+		Example: "  kubectl edge rollout status es/gateway\n  kubectl edge rollout status es/gateway --timeout=5m",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := serviceName(args[0])
+			if err != nil {
+				return err
+			}
+			if timeout < 0 {
+				return fmt.Errorf("--timeout must not be negative, not %v", timeout)
+			}
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error {
+				return r.status(ctx, ns, name, timeout, r.timeout)
+			})
+		},
+	}
+	status.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up; 0 waits until the rollout is done or stalls.")
+	rolloutCmd.AddCommand(history, status, undo)
 	root.AddCommand(rolloutCmd)
 	return root
 }

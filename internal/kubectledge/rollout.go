@@ -47,6 +47,9 @@ const kindName = "edgeservice.edge.edgeplane.io/"
 type rollout struct {
 	c   client.Client
 	out io.Writer
+	// timeout bounds the calls of a command (--request-timeout, else
+	// requestTimeout).
+	timeout time.Duration
 }
 
 // config is a configuration as a record keeps it: the deployment spec

@@ -30,6 +30,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
 var namespaces = 0
@@ -152,8 +153,41 @@ var _ = Describe("kubectl edge rollout", func() {
 		Expect(static.Spec.Nodes).To(Equal([]string{"edge-a"}))
 	})
 
+	It("follows a rollout to its end, and fails on a stall or at its timeout", func() {
+		// No node runs linux: the placement fails, and the service says so.
+		_, err := kubectlEdge("rollout", "status", "es/web", "-n", ns)
+		Expect(err).To(MatchError(ContainSubstring("rollout stalled: edgeservice.edge.edgeplane.io/web revision 3: PlacementFailed: Cannot place every instance")))
+
+		// A node that exists, whose agent has not reported yet: its
+		// instance deploys until it does.
+		node := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: ns + "-edge-a"}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:8080", Type: "linux"}}
+		Expect(k8sClient.Create(ctx, node)).To(Succeed())
+		pinned := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pinned"},
+			Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@1.0#linux"}},
+				Nodes: []string{node.Name}}}
+		Expect(k8sClient.Create(ctx, pinned)).To(Succeed())
+		waitRevision(pinned, 1)
+		out, err := kubectlEdge("rollout", "status", "es/pinned", "-n", ns, "--timeout=2s")
+		Expect(err).To(MatchError("timed out waiting for the rollout of edgeservice.edge.edgeplane.io/pinned to finish: " +
+			"Waiting for edgeservice.edge.edgeplane.io/pinned's rollout to finish: 0 of 1 instances run revision 1..."))
+		Expect(out).To(Equal("Waiting for edgeservice.edge.edgeplane.io/pinned's rollout to finish: 0 of 1 instances run revision 1...\n"), "one line per state")
+
+		// The agent reports the instance's container running.
+		a := &edgev1alpha1.NodeAssignment{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: node.Name}, a)).To(Succeed())
+			g.Expect(a.Spec.Services).To(HaveKey(edgev1alpha1.AssignmentKey(ns, "pinned")))
+		}).Should(Succeed())
+		inst := a.Spec.Services[edgev1alpha1.AssignmentKey(ns, "pinned")].Instances[0]
+		Expect(testenv.Report(ctx, k8sClient, node.Name, edgev1alpha1.NodeInfo{Type: "linux", ReadsAssignment: true}, nil,
+			edgev1alpha1.ObservedContainer{TaskID: inst.TaskID, Name: inst.Name, Revision: 1, State: edgev1alpha1.ContainerRunning})).To(Succeed())
+		out, err = kubectlEdge("rollout", "status", "es/pinned", "-n", ns, "--timeout=20s")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(HaveSuffix("edgeservice.edge.edgeplane.io/pinned successfully rolled out: revision 1, 1 of 1 instances ready\n"))
+	})
+
 	It("explains each command in --help", func() {
-		for _, sub := range []string{"history", "undo"} {
+		for _, sub := range []string{"history", "status", "undo"} {
 			out, err := kubectlEdge("rollout", sub, "--help")
 			Expect(err).NotTo(HaveOccurred())
 			matchGolden(out, "help-"+sub+".golden")
