@@ -48,7 +48,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:           "kubectl-edge",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl edge"},
 		Short:         "Operate edgeplane's edge services",
-		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history and status, and a return to an earlier revision.",
+		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history and status, a return to an earlier revision, and a service made from a template.",
 		Version:       version.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -167,7 +167,34 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	status.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up; 0 waits until the rollout is done or stalls.")
 	rolloutCmd.AddCommand(history, status, undo)
-	root.AddCommand(rolloutCmd)
+
+	var d deployOptions
+	deploy := &cobra.Command{
+		Use:   "deploy --from-template=/FOLDER/NAME (--nodes=NODE,... | --factor=N) [--name=NAME]",
+		Short: "Create an edge service from a template",
+		Long: "Create an EdgeService from a ProvisionTemplate of the path-label tree: the template's image and the " +
+			"settings it gives a new service, in the template's folder, static on --nodes or dynamic with --factor " +
+			"instances. The service is named after the template unless --name says otherwise.",
+		Example: "  kubectl edge deploy --from-template=/plant-a/sensor-gateway --nodes=edge-01,edge-02\n" +
+			"  kubectl edge deploy --from-template=/plant-a/sensor-gateway --factor=10 --name=gateway -n plant-a",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if d.template == "" {
+				return fmt.Errorf("--from-template is required: the template's path, /FOLDER/NAME")
+			}
+			return run(cmd, func(ctx context.Context, r *rollout, ns string) error {
+				ctx, cancel := once(ctx, r)
+				defer cancel()
+				return r.deploy(ctx, ns, d)
+			})
+		},
+	}
+	deploy.Flags().StringVar(&d.template, "from-template", "", "The template's path in the tree, /FOLDER/NAME.")
+	deploy.Flags().StringVar(&d.templateNamespace, "template-namespace", "", "The namespace of the templates (the facade's --namespace); the service's if not set.")
+	deploy.Flags().StringVar(&d.name, "name", "", "The service's name; the template's if not set.")
+	deploy.Flags().StringSliceVar(&d.nodes, "nodes", nil, "Run one instance on each of these nodes (a static service).")
+	deploy.Flags().Int32Var(&d.factor, "factor", 0, "Run this many instances over the fitting online nodes (a dynamic service).")
+	root.AddCommand(rolloutCmd, deploy)
 	return root
 }
 

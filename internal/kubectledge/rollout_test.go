@@ -19,6 +19,7 @@ package kubectledge_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,6 +31,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/names"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -192,5 +194,56 @@ var _ = Describe("kubectl edge rollout", func() {
 			Expect(err).NotTo(HaveOccurred())
 			matchGolden(out, "help-"+sub+".golden")
 		}
+		out, err := kubectlEdge("deploy", "--help")
+		Expect(err).NotTo(HaveOccurred())
+		matchGolden(out, "help-deploy.golden")
+	})
+})
+
+var _ = Describe("kubectl edge deploy", func() {
+	It("creates a service from a template, and refuses what it cannot make", func() {
+		ns := newNamespace()
+		templates := newNamespace()
+		t := &edgev1alpha1.ProvisionTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: templates, Name: names.Template("/", "sensor-gateway")},
+			Spec: edgev1alpha1.ProvisionTemplateSpec{Type: edgev1alpha1.TypeTemplate, Name: "sensor-gateway", Path: "/", ImageRef: "sensor-gateway@1.4.2#linux",
+				Defaults: &edgev1alpha1.ServiceDefaults{Cmd: []string{"/bin/gateway"}, PullPolicy: edgev1alpha1.PullAlways,
+					Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: []string{"LOG_LEVEL=info"}}}}}}
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+
+		out, err := kubectlEdge("deploy", "--from-template=/sensor-gateway", "--template-namespace", templates, "--factor=3", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("edgeservice.edge.edgeplane.io/sensor-gateway created from template /sensor-gateway\n"))
+		svc := &edgev1alpha1.EdgeService{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensor-gateway"}, svc)).To(Succeed())
+		Expect(svc.Spec.Image.Ref).To(BeEquivalentTo("sensor-gateway@1.4.2#linux"))
+		Expect(svc.Spec.Image.PullPolicy).To(Equal(edgev1alpha1.PullAlways))
+		Expect(svc.Spec.Cmd).To(Equal([]string{"/bin/gateway"}))
+		Expect(svc.Spec.Config.Linux.Env).To(Equal([]string{"LOG_LEVEL=info"}))
+		Expect(svc.Spec.Policy).To(Equal(edgev1alpha1.PolicyDynamic))
+		Expect(svc.Spec.Factor).To(HaveValue(BeEquivalentTo(3)))
+		waitRevision(svc, 1) // the manager takes it as any service
+
+		out, err = kubectlEdge("deploy", "--from-template=/sensor-gateway/", "--template-namespace", templates, "--nodes=edge-a,edge-b", "--name=pinned", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("edgeservice.edge.edgeplane.io/pinned created from template /sensor-gateway\n"))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pinned"}, svc)).To(Succeed())
+		Expect(svc.Spec.Nodes).To(Equal([]string{"edge-a", "edge-b"}))
+
+		for args, want := range map[string]string{
+			"--from-template=/sensor-gateway --factor=1":                                                   "no template /sensor-gateway in namespace " + ns + " (--template-namespace names another)",
+			"--from-template=/sensor-gateway --factor=1 --template-namespace " + templates:                 "edgeservice.edge.edgeplane.io/sensor-gateway already exists in namespace " + ns + "; give another with --name",
+			"--from-template=/sensor-gateway --factor=1 --nodes=a --template-namespace " + templates:       "give --nodes (a static service) or --factor (a dynamic one), not both",
+			"--from-template=/sensor-gateway --template-namespace " + templates:                            "give --nodes (a static service on those nodes) or --factor (a dynamic one of that many instances)",
+			"--from-template=/sensor-gateway --factor=1 --name=Bad_Name --template-namespace " + templates: `"Bad_Name" cannot name a service (a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters`,
+			"--from-template=/ --factor=1":                                                                 "--from-template names the root folder; name a template: /FOLDER/NAME",
+			"--from-template=plant --factor=1":                                                             `--from-template "plant": path must be absolute, starting with /`,
+			"--factor=1":                                                                                   "--from-template is required: the template's path, /FOLDER/NAME",
+		} {
+			_, err := kubectlEdge(append([]string{"deploy", "-n", ns}, strings.Fields(args)...)...)
+			Expect(err).To(MatchError(HavePrefix(want)), args)
+		}
+		list := &edgev1alpha1.EdgeServiceList{}
+		Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(HaveLen(2), "a refusal creates nothing")
 	})
 })
