@@ -180,6 +180,36 @@ var _ = Describe("DeployRecords", func() {
 			Expect(getService(ns, "stale").Status.CurrentRecord).To(Equal("stale-2"))
 		})
 
+		It("records nothing from a view of the service older than its records", func() {
+			ns := newNamespace()
+			svc := newStatic(ns, "behind", "rec-node")
+			svc.Spec.Image.Ref = "app@A#linux"
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+			stop := startManager(nil) // the first manager, up to date
+			defer stop()
+			Eventually(func() int64 { return getService(ns, "behind").Status.Revision }).Should(Equal(int64(1)))
+			update(svc, setImage("app@B#linux"))
+			// What a second manager's cache still holds: generation 2,
+			// and none of the records.
+			view := &staleView{Client: k8sClient, svc: getService(ns, "behind")}
+			update(svc, setImage("app@C#linux"))
+			Eventually(func(g Gomega) {
+				s := getService(ns, "behind")
+				g.Expect(s.Status.ObservedGeneration).To(Equal(s.Generation))
+				g.Expect(images(records(ns, "behind"))).To(HaveLen(int(s.Status.Revision)))
+				g.Expect(images(records(ns, "behind"))[s.Status.Revision-1]).To(HaveSuffix(":app@C#linux"))
+			}).Should(Succeed())
+			before := images(records(ns, "behind"))
+
+			r := &controllers.EdgeServiceReconciler{
+				Client: view, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
+			}
+			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
+			Expect(images(records(ns, "behind"))).To(Equal(before), "generation 2 is not appended after generation 3")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.RequeueAfter).To(BeNumerically(">", 0), "it runs again once the cache has caught up")
+		})
+
 		It("appends each change once when two managers race", func() {
 			ns := newNamespace()
 			svc := newStatic(ns, "race", "rec-node")

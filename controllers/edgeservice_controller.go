@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -122,6 +123,11 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	current, err := r.syncRecords(ctx, svc, existingInstances(svc, stored), records, func(spec edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode {
 		return recordNodes(spec, p.instances, nodes)
 	})
+	if errors.Is(err, errStaleService) {
+		// The watch brings the newer service and queues it; this is in
+		// case it came before this reconcile began.
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -175,6 +181,10 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
 }
+
+// staleRetry is when a reconcile that read a service older than its
+// records runs again.
+const staleRetry = time.Second
 
 // nodesFor returns the nodes a reconcile looks at first: the listed nodes
 // of a static service and the nodes of existing instances. Placement adds

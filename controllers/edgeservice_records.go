@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -321,6 +322,9 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 		if latest, err = r.newestRecord(ctx, svc, latest); err != nil {
 			return nil, err
 		}
+		if err := r.staleAgainst(ctx, svc, latest); err != nil {
+			return nil, err
+		}
 		if r.lostCurrent(svc, latest, running) {
 			// Someone deleted the current record, and the spec is still the
 			// one it held: write it again under its own revision, so that
@@ -357,6 +361,38 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	}
 	r.history.forget(svc.UID, lastGen)
 	return latest, nil
+}
+
+// errStaleService says a record was written from a newer generation of
+// the service than this reconcile read: the cache is behind, and what it
+// holds pending may already be recorded. The reconcile stops and runs
+// again once the cache has caught up; recording from the stale view
+// would append those versions a second time (two managers racing did).
+var errStaleService = errors.New("the service's cache is behind its records")
+
+// staleAgainst returns errStaleService when rec names a generation above
+// the one this reconcile read and the API server's service has reached
+// it. A generation no service has reached is an edited annotation, which
+// recordGeneration already reads as unknown.
+func (r *EdgeServiceReconciler) staleAgainst(ctx context.Context, svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) error {
+	if rec == nil {
+		return nil
+	}
+	g, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
+	if err != nil || g <= svc.Generation {
+		return nil
+	}
+	live := &edgev1alpha1.EdgeService{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(svc), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return errStaleService // deleted meanwhile: the next reconcile finds it gone
+		}
+		return err
+	}
+	if live.UID == svc.UID && live.Generation >= g {
+		return errStaleService
+	}
+	return nil
 }
 
 // lostCurrent says whether the record of the revision every instance runs is
@@ -398,6 +434,9 @@ func (r *EdgeServiceReconciler) record(ctx context.Context, svc *edgev1alpha1.Ed
 			continue
 		}
 		if err := r.adopt(ctx, svc, live); err != nil {
+			return nil, err
+		}
+		if err := r.staleAgainst(ctx, svc, live); err != nil {
 			return nil, err
 		}
 		if recordGeneration(live, svc) >= c.generation || recordHash(live) == hash {
