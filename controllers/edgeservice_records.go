@@ -23,7 +23,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -39,6 +38,7 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/records"
 )
 
 // observedConfig is one version of a service's spec as a watch event
@@ -184,22 +184,11 @@ func (h *configHistory) drop(uid types.UID) {
 // this service's records one reconcile steps over.
 const maxSlotSkips = 100
 
-// configHash hashes a deployment configuration: the shared DeploySpec with
-// the pull policy resolved, and the node list of a static service. It is
-// computed from the content of a service or of a record, never read from an
-// annotation anyone could edit.
-func configHash(spec edgev1alpha1.DeploySpec, staticNodes []string) string {
-	spec.Image.PullPolicy = spec.Image.EffectivePullPolicy()
-	var nodes []string
-	if spec.Policy != edgev1alpha1.PolicyDynamic {
-		nodes = slices.Clone(staticNodes)
-		slices.Sort(nodes)
-		nodes = slices.Compact(nodes)
-	}
-	data, err := json.Marshal(struct {
-		Spec  edgev1alpha1.DeploySpec `json:"spec"`
-		Nodes []string                `json:"nodes"`
-	}{spec, nodes})
+// configHash hashes a deployment configuration as records.Config holds
+// it. It is computed from the content of a service or of a record, never
+// read from an annotation anyone could edit.
+func configHash(c records.Config) string {
+	data, err := json.Marshal(c)
 	if err != nil {
 		panic(err) // a spec always marshals
 	}
@@ -208,15 +197,11 @@ func configHash(spec edgev1alpha1.DeploySpec, staticNodes []string) string {
 }
 
 func serviceHash(spec edgev1alpha1.EdgeServiceSpec) string {
-	return configHash(spec.DeploySpec, spec.Nodes)
+	return configHash(records.ServiceConfig(&spec))
 }
 
 func recordHash(rec *edgev1alpha1.DeployRecord) string {
-	nodes := make([]string, 0, len(rec.Spec.Nodes))
-	for _, n := range rec.Spec.Nodes {
-		nodes = append(nodes, n.NodeName)
-	}
-	return configHash(rec.Spec.DeploySpec, nodes)
+	return configHash(records.RecordConfig(rec))
 }
 
 // recordGeneration is the service generation a record says it holds. A
@@ -230,18 +215,6 @@ func recordGeneration(rec *edgev1alpha1.DeployRecord, svc *edgev1alpha1.EdgeServ
 	return g
 }
 
-// recordOf says whether rec is one of the service's records: it holds the
-// revision its name says, names the service, and is controlled by it or by
-// nothing (an orphan, which the service adopts). Anything else that holds a
-// record name is skipped, never trusted.
-func recordOf(svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) bool {
-	if rec.Spec.ServiceName != svc.Name || rec.Name != names.DeployRecord(svc.Name, rec.Spec.Revision) {
-		return false
-	}
-	owner := metav1.GetControllerOf(rec)
-	return owner == nil || owner.UID == svc.UID
-}
-
 // listRecords returns the service's records from the cache, oldest first.
 func (r *EdgeServiceReconciler) listRecords(ctx context.Context, svc *edgev1alpha1.EdgeService) ([]edgev1alpha1.DeployRecord, error) {
 	list := &edgev1alpha1.DeployRecordList{}
@@ -250,7 +223,7 @@ func (r *EdgeServiceReconciler) listRecords(ctx context.Context, svc *edgev1alph
 	}
 	out := list.Items[:0]
 	for i := range list.Items {
-		if recordOf(svc, &list.Items[i]) {
+		if records.Of(svc, &list.Items[i]) {
 			out = append(out, list.Items[i])
 		}
 	}
@@ -291,15 +264,15 @@ func (r *EdgeServiceReconciler) adopt(ctx context.Context, svc *edgev1alpha1.Edg
 // it already holds this configuration (adopt it) or an earlier one (try the
 // next revision number). What a record holds is read from its spec, which
 // is immutable; its annotations are hints.
-func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance, records []edgev1alpha1.DeployRecord, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
+func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance, recs []edgev1alpha1.DeployRecord, nodesOf func(edgev1alpha1.EdgeServiceSpec) []edgev1alpha1.RecordNode) (*edgev1alpha1.DeployRecord, error) {
 	var latest *edgev1alpha1.DeployRecord
-	for i := range records {
-		if err := r.adopt(ctx, svc, &records[i]); err != nil {
+	for i := range recs {
+		if err := r.adopt(ctx, svc, &recs[i]); err != nil {
 			return nil, err
 		}
 	}
-	if n := len(records); n > 0 {
-		latest = records[n-1].DeepCopy()
+	if n := len(recs); n > 0 {
+		latest = recs[n-1].DeepCopy()
 	}
 	lastGen := int64(0)
 	if latest != nil {
@@ -425,7 +398,7 @@ func (r *EdgeServiceReconciler) record(ctx context.Context, svc *edgev1alpha1.Ed
 			}
 			return nil, err
 		}
-		if !recordOf(svc, live) {
+		if !records.Of(svc, live) {
 			skips++
 			logf.FromContext(ctx).Info("Skipping a record name held by something else", "deployRecord", live.Name, "revision", rev)
 			r.Recorder.Eventf(svc, live, corev1.EventTypeWarning, "RecordNameTaken", "Record",
@@ -461,7 +434,7 @@ func (r *EdgeServiceReconciler) newestRecord(ctx context.Context, svc *edgev1alp
 		if err != nil {
 			return nil, err
 		}
-		if found != nil && recordOf(svc, found) {
+		if found != nil && records.Of(svc, found) {
 			latest, rev = found, found.Spec.Revision
 		}
 	}
@@ -472,7 +445,7 @@ func (r *EdgeServiceReconciler) newestRecord(ctx context.Context, svc *edgev1alp
 			return nil, err
 		case live == nil:
 			return latest, nil
-		case recordOf(svc, live):
+		case records.Of(svc, live):
 			latest = live
 		default:
 			skips++ // a name something else holds: look past it
@@ -492,7 +465,7 @@ func (r *EdgeServiceReconciler) liveRecord(ctx context.Context, svc *edgev1alpha
 	if err != nil {
 		return nil, err
 	}
-	if recordOf(svc, live) {
+	if records.Of(svc, live) {
 		if err := r.adopt(ctx, svc, live); err != nil {
 			return nil, err
 		}

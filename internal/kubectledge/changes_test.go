@@ -22,11 +22,12 @@ import (
 	"testing"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/records"
 )
 
 func TestChanges(t *testing.T) {
-	base := func() config {
-		c := config{}
+	base := func() records.Config {
+		c := records.Config{}
 		c.Image.Ref = "app@1.0#linux"
 		c.Policy = edgev1alpha1.PolicyStatic
 		c.Nodes = []string{"a"}
@@ -34,20 +35,20 @@ func TestChanges(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		change func(c *config)
+		change func(c *records.Config)
 		want   []string
 	}{
-		{"nothing", func(*config) {}, nil},
-		{"the image", func(c *config) { c.Image.Ref = "app@1.1#linux" }, []string{`image.ref: "app@1.0#linux" -> "app@1.1#linux"`}},
-		{"a list is one value", func(c *config) { c.Nodes = []string{"a", "b"} }, []string{`nodes: ["a"] -> ["a","b"]`}},
-		{"set and removed, by key", func(c *config) {
+		{"nothing", func(*records.Config) {}, nil},
+		{"the image", func(c *records.Config) { c.Image.Ref = "app@1.1#linux" }, []string{`image.ref: "app@1.0#linux" -> "app@1.1#linux"`}},
+		{"a list is one value", func(c *records.Config) { c.Nodes = []string{"a", "b"} }, []string{`nodes: ["a"] -> ["a","b"]`}},
+		{"set and removed, by key", func(c *records.Config) {
 			c.Cmd = []string{"run"}
 			c.Nodes = nil
 		}, []string{`cmd: set to ["run"]`, `nodes: removed (was ["a"])`}},
-		{"nested", func(c *config) {
+		{"nested", func(c *records.Config) {
 			c.Config = &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: []string{"A=1"}}}
 		}, []string{`config.linux.env: set to ["A=1"]`}},
-		{"a long value is cut, not a character", func(c *config) { c.Cmd = []string{strings.Repeat("é", 100)} },
+		{"a long value is cut, not a character", func(c *records.Config) { c.Cmd = []string{strings.Repeat("é", 100)} },
 			[]string{`cmd: set to ["` + strings.Repeat("é", maxValue-5) + `...`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,12 +28,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/records"
 )
 
 // FieldManager names the plugin's writes in the objects' managedFields.
@@ -52,40 +51,6 @@ type rollout struct {
 	timeout time.Duration
 }
 
-// config is a configuration as a record keeps it: the deployment spec
-// with its pull policy resolved, and the nodes of a static service.
-type config struct {
-	edgev1alpha1.DeploySpec `json:",inline"`
-	Nodes                   []string `json:"nodes,omitempty"`
-}
-
-func recordConfig(rec *edgev1alpha1.DeployRecord) config {
-	c := config{DeploySpec: rec.Spec.DeploySpec}
-	if c.Policy != edgev1alpha1.PolicyDynamic {
-		for _, n := range rec.Spec.Nodes {
-			c.Nodes = append(c.Nodes, n.NodeName)
-		}
-	}
-	return c.normal()
-}
-
-func serviceConfig(svc *edgev1alpha1.EdgeService) config {
-	c := config{DeploySpec: *svc.Spec.DeploySpec.DeepCopy()}
-	if c.Policy != edgev1alpha1.PolicyDynamic {
-		c.Nodes = slices.Clone(svc.Spec.Nodes)
-	}
-	return c.normal()
-}
-
-// normal resolves what the manager resolves before it compares two
-// configurations: the pull policy, and the order of static nodes.
-func (c config) normal() config {
-	c.Image.PullPolicy = c.Image.EffectivePullPolicy()
-	slices.Sort(c.Nodes)
-	c.Nodes = slices.Compact(c.Nodes)
-	return c
-}
-
 // service reads the service and its records, oldest first: those named
 // for it, holding its name and controlled by it or by nothing, as the
 // manager counts them.
@@ -98,20 +63,14 @@ func (r *rollout) service(ctx context.Context, namespace, name string) (*edgev1a
 	if err := r.c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{edgev1alpha1.LabelServiceUID: string(svc.UID)}); err != nil {
 		return nil, nil, fmt.Errorf("listing the records of %s%s: %w", kindName, name, err)
 	}
-	var records []edgev1alpha1.DeployRecord
+	var recs []edgev1alpha1.DeployRecord
 	for _, rec := range list.Items {
-		if ours(svc, &rec) {
-			records = append(records, rec)
+		if records.Of(svc, &rec) {
+			recs = append(recs, rec)
 		}
 	}
-	slices.SortFunc(records, func(a, b edgev1alpha1.DeployRecord) int { return int(a.Spec.Revision - b.Spec.Revision) })
-	return svc, records, nil
-}
-
-func ours(svc *edgev1alpha1.EdgeService, rec *edgev1alpha1.DeployRecord) bool {
-	owner := metav1.GetControllerOf(rec)
-	return rec.Spec.ServiceName == svc.Name && rec.Name == names.DeployRecord(svc.Name, rec.Spec.Revision) &&
-		(owner == nil || owner.UID == svc.UID)
+	slices.SortFunc(recs, func(a, b edgev1alpha1.DeployRecord) int { return int(a.Spec.Revision - b.Spec.Revision) })
+	return svc, recs, nil
 }
 
 // maxChangesShown bounds the CHANGE column; --revision shows them all.
@@ -121,23 +80,23 @@ const maxChangesShown = 2
 // does, with each one's image, time and what it changed; revision > 0
 // prints that one in full.
 func (r *rollout) history(ctx context.Context, namespace, name string, revision int64) error {
-	svc, records, err := r.service(ctx, namespace, name)
+	svc, recs, err := r.service(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
 	if revision > 0 {
-		return r.revision(svc, records, revision)
+		return r.revision(svc, recs, revision)
 	}
 	fmt.Fprintf(r.out, "%s%s\n", kindName, name)
-	if len(records) == 0 {
+	if len(recs) == 0 {
 		fmt.Fprintln(r.out, "No revisions recorded yet.")
 		return nil
 	}
 	w := tabwriter.NewWriter(r.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "REVISION\tIMAGE\tCREATED\tCHANGE")
-	for i := range records {
-		rec := &records[i]
-		change, err := changeOf(records, i)
+	for i := range recs {
+		rec := &recs[i]
+		change, err := changeOf(recs, i)
 		if err != nil {
 			return err
 		}
@@ -155,30 +114,30 @@ func (r *rollout) history(ctx context.Context, namespace, name string, revision 
 
 // changeOf says what the i-th record changed from the one before it;
 // the first, or one whose predecessor was pruned, says so.
-func changeOf(records []edgev1alpha1.DeployRecord, i int) ([]string, error) {
-	rec := &records[i]
+func changeOf(recs []edgev1alpha1.DeployRecord, i int) ([]string, error) {
+	rec := &recs[i]
 	switch {
 	case rec.Spec.Revision == 1:
 		return []string{"created"}, nil
-	case i == 0 || records[i-1].Spec.Revision != rec.Spec.Revision-1:
+	case i == 0 || recs[i-1].Spec.Revision != rec.Spec.Revision-1:
 		return []string{fmt.Sprintf("revision %d is no longer kept", rec.Spec.Revision-1)}, nil
 	}
-	return changes(recordConfig(&records[i-1]), recordConfig(rec))
+	return changes(records.RecordConfig(&recs[i-1]), records.RecordConfig(rec))
 }
 
 // revision prints one revision in full: its configuration and every
 // change from the revision before.
-func (r *rollout) revision(svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, revision int64) error {
-	i := slices.IndexFunc(records, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == revision })
+func (r *rollout) revision(svc *edgev1alpha1.EdgeService, recs []edgev1alpha1.DeployRecord, revision int64) error {
+	i := slices.IndexFunc(recs, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == revision })
 	if i < 0 {
-		return notKept(svc.Name, revision, records)
+		return notKept(svc.Name, revision, recs)
 	}
-	rec := &records[i]
-	change, err := changeOf(records, i)
+	rec := &recs[i]
+	change, err := changeOf(recs, i)
 	if err != nil {
 		return err
 	}
-	data, err := yaml.Marshal(recordConfig(rec))
+	data, err := yaml.Marshal(records.RecordConfig(rec))
 	if err != nil {
 		return err
 	}
@@ -199,9 +158,9 @@ func (r *rollout) revision(svc *edgev1alpha1.EdgeService, records []edgev1alpha1
 }
 
 // notKept says a revision is not in the service's history, and which are.
-func notKept(service string, revision int64, records []edgev1alpha1.DeployRecord) error {
-	kept := make([]string, 0, len(records))
-	for _, rec := range records {
+func notKept(service string, revision int64, recs []edgev1alpha1.DeployRecord) error {
+	kept := make([]string, 0, len(recs))
+	for _, rec := range recs {
 		kept = append(kept, strconv.FormatInt(rec.Spec.Revision, 10))
 	}
 	if len(kept) == 0 {
@@ -214,13 +173,13 @@ func notKept(service string, revision int64, records []edgev1alpha1.DeployRecord
 // the revision before the current one, or toRevision. The manager then
 // records it as a new revision, as it does any change.
 func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision int64) error {
-	svc, records, err := r.service(ctx, namespace, name)
+	svc, recs, err := r.service(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
 	target := toRevision
 	if target == 0 {
-		for _, rec := range records {
+		for _, rec := range recs {
 			if rec.Spec.Revision < svc.Status.Revision {
 				target = rec.Spec.Revision
 			}
@@ -229,18 +188,18 @@ func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision i
 			return fmt.Errorf("%s%s has no revision before its current one (%d) to return to", kindName, name, svc.Status.Revision)
 		}
 	}
-	i := slices.IndexFunc(records, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == target })
+	i := slices.IndexFunc(recs, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == target })
 	if i < 0 {
-		return notKept(name, target, records)
+		return notKept(name, target, recs)
 	}
-	rec := &records[i]
-	want := recordConfig(rec)
+	rec := &recs[i]
+	want := records.RecordConfig(rec)
 	static := want.Policy != edgev1alpha1.PolicyDynamic
 	if static && rec.Spec.NodesOmitted > 0 {
 		return fmt.Errorf("revision %d of %s%s lists only %d of its %d nodes (the rest did not fit in the record), so its configuration cannot be restored from it",
 			target, kindName, name, len(rec.Spec.Nodes), len(rec.Spec.Nodes)+int(rec.Spec.NodesOmitted))
 	}
-	if equality.Semantic.DeepEqual(serviceConfig(svc), want) {
+	if equality.Semantic.DeepEqual(records.ServiceConfig(&svc.Spec), want) {
 		fmt.Fprintf(r.out, "%s%s skipped rollback (current configuration already matches revision %d)\n", kindName, name, target)
 		return nil
 	}
