@@ -114,8 +114,12 @@ var _ = Describe("Recording under tampering", func() {
 			Expect(added.Labels).To(HaveKeyWithValue(edgev1alpha1.LabelServiceUID, string(svc.UID)))
 			Expect(metav1.IsControlledBy(&added, svc)).To(BeTrue())
 			Eventually(func() string { return getService(ns, "tampered").Status.CurrentRecord }).Should(Equal(added.Name))
-			inst = instancesOf(ns, "tampered")[0]
-			Expect(inst.Revision).To(Equal(added.Spec.Revision))
+			// The node's assignment is written beside the status, not
+			// before it: the instance follows.
+			Eventually(func() int64 {
+				inst = instancesOf(ns, "tampered")[0]
+				return inst.Revision
+			}).Should(Equal(added.Spec.Revision))
 			report(name, "linux", running(inst, inst.Revision))
 			Eventually(func() edgev1alpha1.DeployStatus {
 				return instancesOf(ns, "tampered")[0].DeployStatus
