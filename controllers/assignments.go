@@ -71,13 +71,15 @@ func (r *EdgeServiceReconciler) assignmentsOf(ctx context.Context, svc *edgev1al
 }
 
 // assignedEntries is what each node's assignment should hold of the
-// service: its instances there and the configuration of their revision.
-func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, rev int64, spec *edgev1alpha1.DeploySpec, deleting bool) map[string]edgev1alpha1.AssignedService {
+// service: its instances there and the revision the rollout gives the
+// node, with its configuration.
+func assignedEntries(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, revisions map[string]nodeRevision) map[string]edgev1alpha1.AssignedService {
 	out := map[string]edgev1alpha1.AssignedService{}
 	for _, inst := range placed {
 		e, ok := out[inst.NodeName]
 		if !ok {
-			e = edgev1alpha1.AssignedService{UID: string(svc.UID), Revision: rev, Spec: *spec, Deleting: deleting}
+			r := revisions[inst.NodeName]
+			e = edgev1alpha1.AssignedService{UID: string(svc.UID), Revision: r.revision, Spec: *r.spec}
 		}
 		e.Instances = append(e.Instances, edgev1alpha1.AssignedInstance{
 			TaskID: inst.TaskID, Name: inst.Name, Revision: inst.Revision, DeployNum: inst.DeployNum, TaskCreatedTime: inst.TaskCreatedTime,

@@ -132,14 +132,19 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 
-	want, all := desiredStatus(svc, p, nodes, current, now)
+	ro := rolloutOf(svc, p.instances, entries, nodes, current, records, now)
+	back, noBack := rollbackTarget(svc, records)
+	if ro.stalled != nil && svc.Spec.Strategy.AutoRollback && back == nil {
+		ro.stalled.message += "; autoRollback: " + noBack
+	}
+	want, all := desiredStatus(svc, p, nodes, current, ro, now)
 
 	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
 		return ctrl.Result{}, err
 	}
 	// After the finalizer, which must hold the service before any node
 	// can run it.
-	assigned := assignedEntries(svc, all, current.Spec.Revision, &current.Spec.DeploySpec, false)
+	assigned := assignedEntries(svc, all, ro.revisions)
 	// Meant from now on, written or not: a retry places from here.
 	r.intents.set(svc.UID, assigned)
 	// The writes are left to the writer, which folds those of many
@@ -150,7 +155,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	writeErr := r.syncAssignments(ctx, svc, stored, meantBefore, assigned, waits)
 	if msg := r.writer.failure(key); msg != "" {
 		p.problems = append(p.problems, msg)
-		want, _ = desiredStatus(svc, p, nodes, current, now)
+		want, _ = desiredStatus(svc, p, nodes, current, ro, now)
 	}
 	// Placement sees this at once, not when the watch brings it.
 	r.load.set(svc.UID, all)
@@ -165,12 +170,23 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// otherwise announce the same transition again.
 		r.emitTransitions(svc, before, want)
 	}
+	if ro.stalled != nil && svc.Spec.Strategy.AutoRollback && back != nil {
+		// After the status, which says why: the rollback is a spec
+		// change, recorded as a new revision by the next reconcile.
+		if err := r.rollBack(ctx, svc, back, ro.stalled); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	records, err = r.listRecords(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.pruneRecords(ctx, svc, records, current.Name); err != nil {
+	keep := map[int64]bool{current.Spec.Revision: true, want.DeployedRevision: true}
+	for _, nr := range ro.revisions {
+		keep[nr.revision] = true
+	}
+	if err := r.pruneRecords(ctx, svc, records, keep); err != nil {
 		return ctrl.Result{}, err
 	}
 	if writeErr != nil {
@@ -179,7 +195,15 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !waits {
 		r.followUps.took(req.NamespacedName, time.Since(start))
 	}
-	return ctrl.Result{RequeueAfter: p.recheckIn}, nil
+	return ctrl.Result{RequeueAfter: soonest(p.recheckIn, ro.recheckIn)}, nil
+}
+
+// soonest is the shorter of two waits, 0 meaning none.
+func soonest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // staleRetry is when a reconcile that read a service older than its
@@ -281,13 +305,14 @@ func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.Service
 // them, written in one patch when it differs from the status. It also
 // returns every instance at the current revision, with the deployment
 // status its agent's report gives it.
-func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, now time.Time) (*edgev1alpha1.EdgeServiceStatus, []edgev1alpha1.ServiceInstance) {
+func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, ro rollout, now time.Time) (*edgev1alpha1.EdgeServiceStatus, []edgev1alpha1.ServiceInstance) {
 	want := svc.Status.DeepCopy()
 	want.ObservedGeneration = svc.Generation
 	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
-	all := follow(svc, p.instances, nodes, current.Spec.Revision)
+	want.ProgressTime = ro.progress
+	all := follow(svc, p.instances, nodes, ro.revisions)
 	want.Containers = onLegacyNodes(all, nodes)
-	setServiceConditions(svc, want, all, p, pullProgress(pullsOf(all, nodes)), now)
+	setServiceConditions(svc, want, all, p, ro.rolloutPlan, pullProgress(pullsOf(all, nodes)), now)
 	return want, all
 }
 
@@ -357,11 +382,12 @@ func bytesOf(done, total int64) string {
 	return fmt.Sprintf("%.1f of %.1f MB (%d%%)", float64(done)/1e6, float64(total)/1e6, done*100/total)
 }
 
-// follow moves each instance to the current revision and reads its
-// deployment status from the agent's report.
-func follow(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, rev int64) []edgev1alpha1.ServiceInstance {
+// follow moves each instance to the revision its node's entry carries
+// and reads its deployment status from the agent's report.
+func follow(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode, revisions map[string]nodeRevision) []edgev1alpha1.ServiceInstance {
 	out := make([]edgev1alpha1.ServiceInstance, 0, len(placed))
 	for _, inst := range placed {
+		rev := revisions[inst.NodeName].revision
 		if inst.Revision != rev {
 			inst.Revision = rev
 			inst.DeployNum++
@@ -382,14 +408,19 @@ const maxFailedShown = 20
 
 // setServiceConditions derives replicas and the Available, Progressing and
 // Degraded conditions.
-func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, all []edgev1alpha1.ServiceInstance, p placement, pulls string, now time.Time) {
-	st.Replicas, st.ReadyReplicas, st.FailedReplicas, st.Failed = p.desired, 0, 0, nil
+func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeServiceStatus, all []edgev1alpha1.ServiceInstance, p placement, plan rolloutPlan, pulls string, now time.Time) {
+	st.Replicas, st.ReadyReplicas, st.UpdatedReplicas, st.FailedReplicas, st.Failed = p.desired, 0, 0, 0, nil
 	deploying := 0
 	var failed []string
 	for _, inst := range all {
+		if inst.Revision == st.Revision {
+			st.UpdatedReplicas++
+		}
 		switch inst.DeployStatus {
 		case edgev1alpha1.DeploySuccess:
-			st.ReadyReplicas++
+			if inst.Revision == st.Revision {
+				st.ReadyReplicas++
+			}
 		case edgev1alpha1.DeployFailure:
 			st.FailedReplicas++
 			failed = append(failed, fmt.Sprintf("instance %s on node %s: %s", inst.Name, inst.NodeName, inst.FailedMessage))
@@ -417,13 +448,24 @@ func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeSe
 		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonInstancesNotReady,
 			fmt.Sprintf("%d of %d instances run revision %d.", st.ReadyReplicas, st.Replicas, st.Revision))
 	}
-	if deploying > 0 {
+	switch {
+	case plan.stalled != nil:
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, plan.stalled.reason, plan.stalled.message+".")
+	case deploying > 0:
 		msg := fmt.Sprintf("%d instances are being deployed at revision %d.", deploying, st.Revision)
 		if pulls != "" {
 			msg = strings.TrimSuffix(msg, ".") + "; " + pulls + "."
 		}
+		if plan.waiting != "" {
+			msg = strings.TrimSuffix(msg, ".") + "; " + plan.waiting + "."
+		}
 		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying, msg)
-	} else {
+	case svc.Spec.Paused && plan.waiting != "":
+		// As a paused Deployment says it: neither progressing nor not.
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionUnknown, edgev1alpha1.ReasonRolloutPaused, plan.waiting+".")
+	case plan.waiting != "":
+		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonRollingUpdate, plan.waiting+".")
+	default:
 		st.Conditions = setCondition(st.Conditions, now, gen, edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete,
 			fmt.Sprintf("No instance is being deployed; revision %d is current.", st.Revision))
 	}
@@ -440,8 +482,13 @@ func setServiceConditions(svc *edgev1alpha1.EdgeService, st *edgev1alpha1.EdgeSe
 	st.Conditions = summarize(st.Conditions, now, gen, serviceFailure(st.Conditions), serviceProgress(st.Conditions))
 }
 
-// serviceFailure is what makes a service Stalled: Degraded.
+// serviceFailure is what makes a service Stalled: a rollout stopped
+// (Progressing False for its deadline or its canary), else Degraded.
 func serviceFailure(conds []metav1.Condition) *problem {
+	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionProgressing); c != nil && c.Status == metav1.ConditionFalse &&
+		(c.Reason == edgev1alpha1.ReasonProgressDeadlineExceeded || c.Reason == edgev1alpha1.ReasonCanaryFailed) {
+		return &problem{c.Reason, c.Message}
+	}
 	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
 		return &problem{c.Reason, c.Message}
 	}
@@ -451,7 +498,7 @@ func serviceFailure(conds []metav1.Condition) *problem {
 // serviceProgress is what keeps a service Reconciling: a rollout under way,
 // or instances not yet available for any other reason.
 func serviceProgress(conds []metav1.Condition) *problem {
-	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionProgressing); c != nil && c.Status != metav1.ConditionFalse {
 		return &problem{c.Reason, c.Message}
 	}
 	if c := meta.FindStatusCondition(conds, edgev1alpha1.ConditionAvailable); c != nil && c.Status != metav1.ConditionTrue {
@@ -470,6 +517,11 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 		if rev, ok := before[f.TaskID]; !ok || rev != f.Revision {
 			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy", "%s",
 				capText(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", f.Name, f.NodeName, f.Revision, f.Message), maxEventNote))
+		}
+	}
+	if p := serviceFailure(want.Conditions); p != nil && (p.reason == edgev1alpha1.ReasonProgressDeadlineExceeded || p.reason == edgev1alpha1.ReasonCanaryFailed) {
+		if q := serviceFailure(was.Conditions); q == nil || q.reason != p.reason {
+			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, p.reason, "Rollout", "%s", capText("Rollout stalled: "+p.message, maxEventNote))
 		}
 	}
 	old := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionDegraded)

@@ -517,8 +517,10 @@ func capRecordNodes(nodes []edgev1alpha1.RecordNode) ([]edgev1alpha1.RecordNode,
 }
 
 // pruneRecords deletes the oldest records beyond revisionHistoryLimit,
-// never the current one.
-func (r *EdgeServiceReconciler) pruneRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, current string) error {
+// never one of the revisions in keep: the current one, those instances
+// still run while a rollout moves in waves, and the last one every
+// instance ran (autoRollback returns to it).
+func (r *EdgeServiceReconciler) pruneRecords(ctx context.Context, svc *edgev1alpha1.EdgeService, records []edgev1alpha1.DeployRecord, keep map[int64]bool) error {
 	limit := 10
 	if svc.Spec.RevisionHistoryLimit != nil {
 		limit = int(*svc.Spec.RevisionHistoryLimit)
@@ -526,7 +528,7 @@ func (r *EdgeServiceReconciler) pruneRecords(ctx context.Context, svc *edgev1alp
 	excess := len(records) - limit
 	for i := 0; i < len(records) && excess > 0; i++ {
 		rec := &records[i]
-		if rec.Name == current {
+		if keep[rec.Spec.Revision] {
 			continue
 		}
 		if err := r.Delete(ctx, rec, client.Preconditions{UID: &rec.UID}); client.IgnoreNotFound(err) != nil {

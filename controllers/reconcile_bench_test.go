@@ -107,8 +107,9 @@ func (w *wideService) reconcile(b *testing.B, r *EdgeServiceReconciler) map[stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	want, all := desiredStatus(w.svc, p, nodes, w.current, w.now)
-	assigned := assignedEntries(w.svc, all, w.current.Spec.Revision, &w.current.Spec.DeploySpec, false)
+	ro := rolloutOf(w.svc, p.instances, w.entries, nodes, w.current, nil, w.now)
+	want, all := desiredStatus(w.svc, p, nodes, w.current, ro, w.now)
+	assigned := assignedEntries(w.svc, all, ro.revisions)
 	writes := assignmentWrites(w.entries, w.entries, assigned)
 	r.load.set(w.svc.UID, all)
 	if !equality.Semantic.DeepEqual(want, &w.svc.Status) {

@@ -62,7 +62,7 @@ func TestFollow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{}
 			svc.Spec.Action = tc.action
-			out := follow(svc, []edgev1alpha1.ServiceInstance{inst}, tc.nodes, tc.rev)
+			out := follow(svc, []edgev1alpha1.ServiceInstance{inst}, tc.nodes, map[string]nodeRevision{"n1": {revision: tc.rev}})
 			got := fmt.Sprintf("%d/%d/%s/%s", out[0].Revision, out[0].DeployNum, out[0].DeployStatus, out[0].FailedMessage)
 			if got != tc.want {
 				t.Fatalf("revision/deployNum/status/message = %s, want %s", got, tc.want)
@@ -74,7 +74,7 @@ func TestFollow(t *testing.T) {
 // The service's conditions from its instances and placement.
 func TestServiceConditions(t *testing.T) {
 	inst := func(status edgev1alpha1.DeployStatus) edgev1alpha1.ServiceInstance {
-		return edgev1alpha1.ServiceInstance{Name: "i", NodeName: "n", DeployStatus: status, FailedMessage: map[bool]string{true: "boom"}[status == edgev1alpha1.DeployFailure]}
+		return edgev1alpha1.ServiceInstance{Name: "i", NodeName: "n", Revision: 3, DeployStatus: status, FailedMessage: map[bool]string{true: "boom"}[status == edgev1alpha1.DeployFailure]}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -97,7 +97,7 @@ func TestServiceConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
 			st := &edgev1alpha1.EdgeServiceStatus{Revision: 3, DeployedRevision: 2}
-			setServiceConditions(svc, st, tc.instances, placement{desired: tc.desired, problems: tc.problems}, "", t0)
+			setServiceConditions(svc, st, tc.instances, placement{desired: tc.desired, problems: tc.problems}, rolloutPlan{}, "", t0)
 			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
 			got := fmt.Sprintf("%s/%s/%s Ready=%s", reason(edgev1alpha1.ConditionAvailable), reason(edgev1alpha1.ConditionProgressing),
 				reason(edgev1alpha1.ConditionDegraded), meta.FindStatusCondition(st.Conditions, edgev1alpha1.ConditionReady).Status)
@@ -133,7 +133,7 @@ func TestDesiredStatus(t *testing.T) {
 	p := placement{instances: insts, desired: 2}
 
 	// The spec changed at t0: the new revision goes out, nothing runs it yet.
-	rolling, followed := desiredStatus(svc, p, nodesAt(1), current, t0)
+	rolling, followed := desiredStatus(svc, p, nodesAt(1), current, rolloutOf(svc, p.instances, nil, nodesAt(1), current, nil, t0), t0)
 	if rolling.ObservedGeneration != 5 || rolling.Revision != 2 || rolling.CurrentRecord != "web-2" || rolling.ReadyReplicas != 0 || rolling.DeployedRevision != 1 {
 		t.Fatalf("rolling out: %+v", rolling)
 	}
@@ -144,7 +144,7 @@ func TestDesiredStatus(t *testing.T) {
 	// A minute later both agents report revision 2 running.
 	svc.Status = *rolling
 	p.instances = followed
-	done, followed := desiredStatus(svc, p, nodesAt(2), current, t0.Add(time.Minute))
+	done, followed := desiredStatus(svc, p, nodesAt(2), current, rolloutOf(svc, p.instances, nil, nodesAt(2), current, nil, t0.Add(time.Minute)), t0.Add(time.Minute))
 	if done.ReadyReplicas != 2 || done.DeployedRevision != 2 || followed[0].DeployNum != 2 {
 		t.Fatalf("rolled out: %+v", done)
 	}

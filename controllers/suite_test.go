@@ -95,6 +95,12 @@ var _ = AfterSuite(func() {
 // function is called. wrap, when set, wraps the manager's client.
 func startManager(wrap func(client.Client) client.Client) func() {
 	GinkgoHelper()
+	return startManagerWith(opts, wrap)
+}
+
+// startManagerWith is startManager with options of the test's own.
+func startManagerWith(opts controllers.Options, wrap func(client.Client) client.Client) func() {
+	GinkgoHelper()
 	mgrOpts := ctrl.Options{
 		Scheme:  testenv.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},

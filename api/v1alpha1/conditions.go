@@ -57,6 +57,19 @@ const (
 	ReasonAsExpected        = "AsExpected"
 	ReasonDeleting          = "Deleting"
 
+	// ReasonRollingUpdate: a rollout in waves is under way.
+	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonRolloutPaused: spec.paused holds the rollout where it is.
+	ReasonRolloutPaused = "RolloutPaused"
+	// ReasonProgressDeadlineExceeded: no instance newly ran the current
+	// revision within spec.progressDeadlineSeconds.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonCanaryFailed: an instance of the canary wave failed.
+	ReasonCanaryFailed = "CanaryFailed"
+	// ReasonRolledBack: autoRollback wrote the last fully deployed
+	// configuration back into the spec.
+	ReasonRolledBack = "RolledBack"
+
 	// ConditionParentReady is True on a ProvisionTemplate whose parent folder exists.
 	ConditionParentReady = "ParentReady"
 	ReasonParentExists   = "ParentExists"

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // DeployStatus is where the deployment of one instance stands.
@@ -34,8 +35,8 @@ const (
 )
 
 // EdgeServiceSpec is the deployment configuration of a service. Every field
-// but revisionHistoryLimit is part of the configuration: changing any of them
-// appends one DeployRecord.
+// but revisionHistoryLimit, strategy, paused and progressDeadlineSeconds is
+// part of the configuration: changing any of them appends one DeployRecord.
 // +kubebuilder:validation:XValidation:rule="self.policy != 'static' || (has(self.nodes) && size(self.nodes) > 0)",message="a static service needs at least one node in nodes"
 // +kubebuilder:validation:XValidation:rule="self.policy != 'static' || !has(self.factor)",message="factor is for dynamic services; a static service runs one instance on each of its nodes"
 // +kubebuilder:validation:XValidation:rule="self.policy != 'dynamic' || (has(self.factor) && self.factor >= 1)",message="a dynamic service needs factor of at least 1"
@@ -59,6 +60,81 @@ type EdgeServiceSpec struct {
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// strategy is how a new revision reaches the instances: all at once
+	// (the default) or in waves. Changing it appends no record.
+	// +optional
+	Strategy ServiceStrategy `json:"strategy,omitempty"`
+
+	// paused stops a rollout where it is: no further instance moves to
+	// the current revision until it is unset. Instances placed while
+	// paused run the revision the others run. Changing it appends no
+	// record.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// progressDeadlineSeconds is how long a rollout may go without an
+	// instance newly running the current revision before it is Stalled
+	// (reason ProgressDeadlineExceeded), and rolled back when
+	// strategy.autoRollback is set.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+}
+
+// StrategyType is how a new revision reaches a service's instances.
+// +kubebuilder:validation:Enum=AllAtOnce;RollingUpdate
+type StrategyType string
+
+const (
+	// StrategyAllAtOnce moves every instance to a new revision at once.
+	StrategyAllAtOnce StrategyType = "AllAtOnce"
+	// StrategyRollingUpdate moves instances in waves, node by node,
+	// keeping at most maxUnavailable instances unavailable.
+	StrategyRollingUpdate StrategyType = "RollingUpdate"
+)
+
+// ServiceStrategy is how a new revision reaches a service's instances.
+// +kubebuilder:validation:XValidation:rule="self.type == 'RollingUpdate' || !has(self.rollingUpdate)",message="rollingUpdate is for type RollingUpdate"
+type ServiceStrategy struct {
+	// type is AllAtOnce or RollingUpdate.
+	// +optional
+	// +kubebuilder:default=AllAtOnce
+	Type StrategyType `json:"type,omitempty"`
+
+	// rollingUpdate tunes the waves of a RollingUpdate.
+	// +optional
+	RollingUpdate *RollingUpdateStrategy `json:"rollingUpdate,omitempty"`
+
+	// autoRollback returns a Stalled rollout to the configuration of the
+	// last revision every instance ran (status.deployedRevision), once,
+	// by writing it into this spec: a new revision and record, as any
+	// change.
+	// +optional
+	AutoRollback bool `json:"autoRollback,omitempty"`
+}
+
+// RollingUpdateStrategy tunes the waves of a rolling update. A node's
+// instances of the service move together; a wave is as many nodes as
+// the budget allows.
+type RollingUpdateStrategy struct {
+	// maxUnavailable is how many instances may be unavailable (not
+	// running, at any revision) while the rollout moves them: a count or
+	// a percent of the instances, rounded down, at least 1. Default 25%.
+	// +optional
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9]?[0-9])%$')",message="a count of at least 1 or a percent from 0% to 100%"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// canary is a first wave: that many instances (a count, or a percent
+	// rounded up) must run the new revision before the rest moves. An
+	// instance of it that fails stalls the rollout (reason CanaryFailed).
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="a count of at least 0 or a percent from 0% to 100%"
+	Canary *intstr.IntOrString `json:"canary,omitempty"`
 }
 
 // ServiceInstance is one instance of a service, placed on one node.
@@ -161,6 +237,19 @@ type EdgeServiceStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	DeployedRevision int64 `json:"deployedRevision,omitempty"`
 
+	// updatedReplicas is the number of instances placed at the current
+	// revision; the rest still run an earlier one while a rollout moves
+	// in waves or is paused.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// progressTime is when the current rollout last made progress: its
+	// start, or an instance newly running the current revision. The
+	// progress deadline counts from it.
+	// +optional
+	ProgressTime *metav1.Time `json:"progressTime,omitempty"`
+
 	// replicas is the number of instances the service should have.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -208,6 +297,7 @@ type EdgeServiceStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.conditions[?(@.type=="Progressing")].message`
 // +kubebuilder:printcolumn:name="Deployed",type=integer,JSONPath=`.status.deployedRevision`,priority=1

@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,11 @@ func staticService(mutate func(*edgev1alpha1.EdgeService)) *edgev1alpha1.EdgeSer
 		mutate(s)
 	}
 	return s
+}
+
+func rollingUpdate(maxUnavailable intstr.IntOrString, canary *intstr.IntOrString) edgev1alpha1.ServiceStrategy {
+	return edgev1alpha1.ServiceStrategy{Type: edgev1alpha1.StrategyRollingUpdate,
+		RollingUpdate: &edgev1alpha1.RollingUpdateStrategy{MaxUnavailable: &maxUnavailable, Canary: canary}}
 }
 
 func dynamicService(factor int32) *edgev1alpha1.EdgeService {
@@ -139,7 +145,7 @@ var _ = Describe("Samples", func() {
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "STATUS", "TYPE", "ARCH", "RUNTIME", "RUNNING", "TOTAL", "AGE"}))
 		out, err = kubectl("get", "es", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "POLICY", "READY", "AVAILABLE", "DESIRED", "REVISION", "PROGRESS", "AGE"}))
+		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "POLICY", "READY", "AVAILABLE", "DESIRED", "UP-TO-DATE", "REVISION", "PROGRESS", "AGE"}))
 		out, err = kubectl("get", "dr", "-n", ns.Name)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(strings.Fields(strings.Split(out, "\n")[0])).To(Equal([]string{"NAME", "SERVICE", "REVISION", "IMAGE", "AGE"}))
@@ -218,7 +224,42 @@ var _ = Describe("EdgeService schema", func() {
 		Entry("revision history limit 0", func(s *edgev1alpha1.EdgeService) {
 			s.Spec.RevisionHistoryLimit = ptr.To[int32](0)
 		}, "spec.revisionHistoryLimit"),
+		Entry("unknown strategy", func(s *edgev1alpha1.EdgeService) { s.Spec.Strategy.Type = "Recreate" }, `Unsupported value: "Recreate"`),
+		Entry("rollingUpdate on all at once", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = edgev1alpha1.ServiceStrategy{Type: edgev1alpha1.StrategyAllAtOnce, RollingUpdate: &edgev1alpha1.RollingUpdateStrategy{}}
+		}, "rollingUpdate is for type RollingUpdate"),
+		Entry("maxUnavailable 0, which would never move an instance", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = rollingUpdate(intstr.FromInt32(0), nil)
+		}, "a count of at least 1 or a percent from 0% to 100%"),
+		Entry("maxUnavailable above 100%", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = rollingUpdate(intstr.FromString("150%"), nil)
+		}, "a count of at least 1 or a percent from 0% to 100%"),
+		Entry("maxUnavailable a word", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = rollingUpdate(intstr.FromString("half"), nil)
+		}, "a count of at least 1 or a percent from 0% to 100%"),
+		Entry("a negative canary", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = rollingUpdate(intstr.FromInt32(1), ptr.To(intstr.FromInt32(-1)))
+		}, "a count of at least 0 or a percent from 0% to 100%"),
+		Entry("progress deadline 0", func(s *edgev1alpha1.EdgeService) {
+			s.Spec.ProgressDeadlineSeconds = ptr.To[int32](0)
+		}, "spec.progressDeadlineSeconds"),
 	)
+
+	It("defaults a rolling update to 25% unavailable and a progress deadline of ten minutes, and accepts counts and percents", func() {
+		s := staticService(func(s *edgev1alpha1.EdgeService) {
+			s.Spec.Strategy = edgev1alpha1.ServiceStrategy{Type: edgev1alpha1.StrategyRollingUpdate, RollingUpdate: &edgev1alpha1.RollingUpdateStrategy{}}
+		})
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		Expect(s.Spec.Strategy.RollingUpdate.MaxUnavailable).To(Equal(ptr.To(intstr.FromString("25%"))))
+		Expect(s.Spec.ProgressDeadlineSeconds).To(Equal(ptr.To[int32](600)))
+		Expect(s.Spec.Paused).To(BeFalse())
+		for _, st := range []edgev1alpha1.ServiceStrategy{
+			rollingUpdate(intstr.FromInt32(3), ptr.To(intstr.FromString("10%"))),
+			rollingUpdate(intstr.FromString("100%"), ptr.To(intstr.FromInt32(0))),
+		} {
+			Expect(k8sClient.Create(ctx, staticService(func(s *edgev1alpha1.EdgeService) { s.Spec.Strategy = st }))).To(Succeed())
+		}
+	})
 
 	It("accepts exactly the image refs the facade's parser accepts", func() {
 		for _, ref := range []string{

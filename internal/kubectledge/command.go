@@ -48,7 +48,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:           "kubectl-edge",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl edge"},
 		Short:         "Operate edgeplane's edge services",
-		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history and status, a return to an earlier revision, and a service made from a template.",
+		Long:          "kubectl edge operates edgeplane's EdgeServices: their rollout history and status, a pause, a return to an earlier revision, and a service made from a template.",
 		Version:       version.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -92,7 +92,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	rolloutCmd := &cobra.Command{
 		Use:   "rollout SUBCOMMAND",
 		Short: "Manage the rollout of an edge service",
-		Long:  "Manage the rollout of an EdgeService: its history of revisions, its progress, and a return to one of them.",
+		Long:  "Manage the rollout of an EdgeService: its history of revisions, its progress, a pause, and a return to one of them.",
 	}
 	var revision int64
 	history := &cobra.Command{
@@ -149,7 +149,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Follow the rollout of an edge service until it is done",
 		Long: "Follow an EdgeService's rollout, printing its progress (instances ready at the current revision of all), " +
 			"until every instance runs it. Exits non-zero when the rollout stalls (an instance failed or could not be " +
-			"placed: the service's Stalled condition) or --timeout passes.",
+			"placed, the canary failed, or the progress deadline passed: the service's Stalled condition) or --timeout passes.",
 		Example: "  kubectl edge rollout status es/gateway\n  kubectl edge rollout status es/gateway --timeout=5m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -166,7 +166,34 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	status.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up; 0 waits until the rollout is done or stalls.")
-	rolloutCmd.AddCommand(history, status, undo)
+	pauseOrResume := func(paused bool) *cobra.Command {
+		verb, short, long := "pause", "Pause the rollout of an edge service",
+			"Hold an EdgeService's rollout where it is: no further instance moves to the current revision, and a change "+
+				"of the spec waits, until it is resumed. Instances placed meanwhile run the revision the others run."
+		if !paused {
+			verb, short, long = "resume", "Resume a paused rollout of an edge service",
+				"Let a paused EdgeService's rollout go on from where it stopped; its progress deadline counts from now."
+		}
+		return &cobra.Command{
+			Use:     verb + " (es/NAME | NAME)",
+			Short:   short,
+			Long:    long,
+			Example: "  kubectl edge rollout " + verb + " es/gateway",
+			Args:    cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				name, err := serviceName(args[0])
+				if err != nil {
+					return err
+				}
+				return run(cmd, func(ctx context.Context, r *rollout, ns string) error {
+					ctx, cancel := once(ctx, r)
+					defer cancel()
+					return r.setPaused(ctx, ns, name, paused)
+				})
+			},
+		}
+	}
+	rolloutCmd.AddCommand(history, status, undo, pauseOrResume(true), pauseOrResume(false))
 
 	var d deployOptions
 	deploy := &cobra.Command{

@@ -26,8 +26,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -192,25 +192,18 @@ func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision i
 	if i < 0 {
 		return notKept(name, target, recs)
 	}
-	rec := &recs[i]
-	want := records.RecordConfig(rec)
-	static := want.Policy != edgev1alpha1.PolicyDynamic
-	if static && rec.Spec.NodesOmitted > 0 {
-		return fmt.Errorf("revision %d of %s%s lists only %d of its %d nodes (the rest did not fit in the record), so its configuration cannot be restored from it",
-			target, kindName, name, len(rec.Spec.Nodes), len(rec.Spec.Nodes)+int(rec.Spec.NodesOmitted))
-	}
-	if equality.Semantic.DeepEqual(records.ServiceConfig(&svc.Spec), want) {
-		fmt.Fprintf(r.out, "%s%s skipped rollback (current configuration already matches revision %d)\n", kindName, name, target)
-		return nil
-	}
 	// A merge patch, not an apply: the fields the record lacks must go,
 	// and an apply cannot remove fields another manager (kubectl, a
 	// GitOps tool) owns. The resourceVersion in the patch makes an edit
 	// made meanwhile a conflict rather than something overwritten.
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	svc.Spec.DeploySpec = *rec.Spec.DeploySpec.DeepCopy()
-	if static {
-		svc.Spec.Nodes = want.Nodes
+	changed, err := records.Restore(&svc.Spec, &recs[i])
+	if err != nil {
+		return fmt.Errorf("%s%s: %w", kindName, name, err)
+	}
+	if !changed {
+		fmt.Fprintf(r.out, "%s%s skipped rollback (current configuration already matches revision %d)\n", kindName, name, target)
+		return nil
 	}
 	if err := r.c.Patch(ctx, svc, patch, client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsConflict(err) {
@@ -219,5 +212,32 @@ func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision i
 		return err
 	}
 	fmt.Fprintf(r.out, "%s%s rolled back to revision %d\n", kindName, name, target)
+	return nil
+}
+
+// setPaused pauses or resumes a service's rollout, as kubectl rollout
+// pause and resume do a Deployment's: a merge patch of spec.paused alone,
+// under kubectl edge's field manager; an error when there is nothing to
+// do.
+func (r *rollout) setPaused(ctx context.Context, namespace, name string, paused bool) error {
+	svc := &edgev1alpha1.EdgeService{}
+	if err := r.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, svc); err != nil {
+		return err
+	}
+	if svc.Spec.Paused == paused {
+		if paused {
+			return fmt.Errorf("%s%s is already paused", kindName, name)
+		}
+		return fmt.Errorf("%s%s is not paused", kindName, name)
+	}
+	raw := fmt.Sprintf(`{"spec":{"paused":%t}}`, paused)
+	if err := r.c.Patch(ctx, svc, client.RawPatch(types.MergePatchType, []byte(raw)), client.FieldOwner(FieldManager)); err != nil {
+		return err
+	}
+	if paused {
+		fmt.Fprintf(r.out, "%s%s paused\n", kindName, name)
+	} else {
+		fmt.Fprintf(r.out, "%s%s resumed\n", kindName, name)
+	}
 	return nil
 }

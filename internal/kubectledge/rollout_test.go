@@ -188,8 +188,28 @@ var _ = Describe("kubectl edge rollout", func() {
 		Expect(out).To(HaveSuffix("edgeservice.edge.edgeplane.io/pinned successfully rolled out: revision 1, 1 of 1 instances ready\n"))
 	})
 
+	It("pauses and resumes a rollout, records neither, and says when there is nothing to do", func() {
+		out, err := kubectlEdge("rollout", "pause", "es/web", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("edgeservice.edge.edgeplane.io/web paused\n"))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		Expect(svc.Spec.Paused).To(BeTrue())
+		Expect(svc.ManagedFields).To(ContainElement(HaveField("Manager", kubectledge.FieldManager)))
+		_, err = kubectlEdge("rollout", "pause", "es/web", "-n", ns)
+		Expect(err).To(MatchError("edgeservice.edge.edgeplane.io/web is already paused"))
+
+		out, err = kubectlEdge("rollout", "resume", "web", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("edgeservice.edge.edgeplane.io/web resumed\n"))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		Expect(svc.Spec.Paused).To(BeFalse())
+		_, err = kubectlEdge("rollout", "resume", "es/web", "-n", ns)
+		Expect(err).To(MatchError("edgeservice.edge.edgeplane.io/web is not paused"))
+		Consistently(func() []int64 { return records(ns, "web") }, time.Second).Should(Equal([]int64{1, 2, 3}), "a pause is no change of configuration")
+	})
+
 	It("explains each command in --help", func() {
-		for _, sub := range []string{"history", "status", "undo"} {
+		for _, sub := range []string{"history", "status", "undo", "pause", "resume"} {
 			out, err := kubectlEdge("rollout", sub, "--help")
 			Expect(err).NotTo(HaveOccurred())
 			matchGolden(out, "help-"+sub+".golden")

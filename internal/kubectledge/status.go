@@ -52,7 +52,15 @@ func rolloutStatus(svc *edgev1alpha1.EdgeService) (string, bool, error) {
 	if st.Revision > 0 && st.DeployedRevision == st.Revision && st.ReadyReplicas >= st.Replicas {
 		return fmt.Sprintf("%s successfully rolled out: revision %d, %d of %d instances ready", name, st.Revision, st.ReadyReplicas, st.Replicas), true, nil
 	}
-	return fmt.Sprintf("Waiting for %s's rollout to finish: %d of %d instances run revision %d...", name, st.ReadyReplicas, st.Replicas, st.Revision), false, nil
+	paused := ""
+	if svc.Spec.Paused {
+		paused = " (paused)"
+	}
+	if st.UpdatedReplicas < st.Replicas {
+		return fmt.Sprintf("Waiting for %s's rollout to finish: %d of %d instances updated to revision %d, %d run it%s...",
+			name, st.UpdatedReplicas, st.Replicas, st.Revision, st.ReadyReplicas, paused), false, nil
+	}
+	return fmt.Sprintf("Waiting for %s's rollout to finish: %d of %d instances run revision %d%s...", name, st.ReadyReplicas, st.Replicas, st.Revision, paused), false, nil
 }
 
 // pollInterval is how often status reads the service again.

@@ -29,7 +29,12 @@ func TestRolloutStatus(t *testing.T) {
 	svc := func(gen, observed, rev, deployed int64, ready, replicas int32, conds ...metav1.Condition) *edgev1alpha1.EdgeService {
 		s := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: gen}}
 		s.Status = edgev1alpha1.EdgeServiceStatus{ObservedGeneration: observed, Revision: rev, DeployedRevision: deployed,
-			ReadyReplicas: ready, Replicas: replicas, Conditions: conds}
+			ReadyReplicas: ready, Replicas: replicas, UpdatedReplicas: replicas, Conditions: conds}
+		return s
+	}
+	inWaves := func(updated int32, paused bool) *edgev1alpha1.EdgeService {
+		s := svc(3, 3, 3, 2, 1, 4)
+		s.Status.UpdatedReplicas, s.Spec.Paused = updated, paused
 		return s
 	}
 	stalled := metav1.Condition{Type: conditionStalled, Status: metav1.ConditionTrue, Reason: "DeployFailed", Message: "pull denied"}
@@ -44,6 +49,8 @@ func TestRolloutStatus(t *testing.T) {
 		{"under way", svc(3, 3, 3, 2, 1, 4), "Waiting for edgeservice.edge.edgeplane.io/web's rollout to finish: 1 of 4 instances run revision 3...", false, false},
 		{"every instance at the revision", svc(3, 3, 3, 3, 4, 4), "edgeservice.edge.edgeplane.io/web successfully rolled out: revision 3, 4 of 4 instances ready", true, false},
 		{"ready, but at an older revision", svc(3, 3, 3, 2, 4, 4), "Waiting for edgeservice.edge.edgeplane.io/web's rollout to finish: 4 of 4 instances run revision 3...", false, false},
+		{"in waves", inWaves(2, false), "Waiting for edgeservice.edge.edgeplane.io/web's rollout to finish: 2 of 4 instances updated to revision 3, 1 run it...", false, false},
+		{"paused", inWaves(2, true), "Waiting for edgeservice.edge.edgeplane.io/web's rollout to finish: 2 of 4 instances updated to revision 3, 1 run it (paused)...", false, false},
 		{"stalled", svc(3, 3, 3, 2, 3, 4, stalled), "", false, true},
 		{"a stall of an older generation is not yet read", svc(4, 3, 3, 2, 3, 4, stalled), "Waiting for edgeservice.edge.edgeplane.io/web's generation 4 to be observed...", false, false},
 	} {

@@ -20,8 +20,10 @@ limitations under the License.
 package records
 
 import (
+	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -71,4 +73,25 @@ func RecordConfig(rec *edgev1alpha1.DeployRecord) Config {
 		nodes = append(nodes, n.NodeName)
 	}
 	return ConfigOf(rec.Spec.DeploySpec, nodes)
+}
+
+// Restore writes the configuration rec holds into spec: its deployment
+// spec and, for a static service, its nodes. It refuses a static
+// service's record that lists only some of its nodes (the rest did not
+// fit in it), and says whether spec already held that configuration.
+func Restore(spec *edgev1alpha1.EdgeServiceSpec, rec *edgev1alpha1.DeployRecord) (changed bool, err error) {
+	want := RecordConfig(rec)
+	static := want.Policy != edgev1alpha1.PolicyDynamic
+	if static && rec.Spec.NodesOmitted > 0 {
+		return false, fmt.Errorf("revision %d lists only %d of its %d nodes (the rest did not fit in the record), so its configuration cannot be restored from it",
+			rec.Spec.Revision, len(rec.Spec.Nodes), len(rec.Spec.Nodes)+int(rec.Spec.NodesOmitted))
+	}
+	if equality.Semantic.DeepEqual(ServiceConfig(spec), want) {
+		return false, nil
+	}
+	spec.DeploySpec = *rec.Spec.DeploySpec.DeepCopy()
+	if static {
+		spec.Nodes = want.Nodes
+	}
+	return true, nil
 }

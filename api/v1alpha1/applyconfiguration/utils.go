@@ -86,6 +86,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ProvisionTemplateStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RecordNode"):
 		return &apiv1alpha1.RecordNodeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RollingUpdateStrategy"):
+		return &apiv1alpha1.RollingUpdateStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyRef"):
 		return &apiv1alpha1.SecretKeyRefApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceConfig"):
@@ -94,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ServiceDefaultsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceInstance"):
 		return &apiv1alpha1.ServiceInstanceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ServiceStrategy"):
+		return &apiv1alpha1.ServiceStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SizeUsage"):
 		return &apiv1alpha1.SizeUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VSOAConfig"):

@@ -314,14 +314,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.FolderPath
       default: /
+    - name: paused
+      type:
+        scalar: boolean
     - name: policy
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployPolicy
       default: static
+    - name: progressDeadlineSeconds
+      type:
+        scalar: numeric
+      default: 600
     - name: revisionHistoryLimit
       type:
         scalar: numeric
       default: 10
+    - name: strategy
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.ServiceStrategy
     - name: vsoa
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
@@ -360,6 +370,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: progressTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: readyReplicas
       type:
         scalar: numeric
@@ -367,6 +380,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
     - name: revision
+      type:
+        scalar: numeric
+    - name: updatedReplicas
       type:
         scalar: numeric
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.EmbeddedConfig
@@ -679,6 +695,16 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.RestartPolicy
   scalar: string
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.RollingUpdateStrategy
+  map:
+    fields:
+    - name: canary
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: maxUnavailable
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+      default: 25%
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.SecretKeyRef
   map:
     fields:
@@ -751,6 +777,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: taskId
       type:
         scalar: string
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.ServiceStrategy
+  map:
+    fields:
+    - name: autoRollback
+      type:
+        scalar: boolean
+    - name: rollingUpdate
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.RollingUpdateStrategy
+    - name: type
+      type:
+        namedType: com.github.edgeplane.edgeplane.api.v1alpha1.StrategyType
+      default: AllAtOnce
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.SizeUsage
   map:
     fields:
@@ -760,6 +799,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: usage
       type:
         scalar: numeric
+- name: com.github.edgeplane.edgeplane.api.v1alpha1.StrategyType
+  scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.TemplateType
   scalar: string
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.VSOAConfig
@@ -967,6 +1008,16 @@ var schemaYAML = typed.YAMLObject(`types:
   scalar: untyped
 - name: io.k8s.apimachinery.pkg.types.UID
   scalar: string
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: __untyped_atomic_
   scalar: untyped
   list:

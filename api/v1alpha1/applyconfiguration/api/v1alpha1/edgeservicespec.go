@@ -27,8 +27,8 @@ import (
 // with apply.
 //
 // EdgeServiceSpec is the deployment configuration of a service. Every field
-// but revisionHistoryLimit is part of the configuration: changing any of them
-// appends one DeployRecord.
+// but revisionHistoryLimit, strategy, paused and progressDeadlineSeconds is
+// part of the configuration: changing any of them appends one DeployRecord.
 type EdgeServiceSpecApplyConfiguration struct {
 	// The deployment configuration, shared with DeployRecord so that a record
 	// always holds every field of it.
@@ -38,6 +38,19 @@ type EdgeServiceSpecApplyConfiguration struct {
 	// revisionHistoryLimit is how many DeployRecords are kept; older ones are
 	// pruned, never the current one. Changing it appends no record.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// strategy is how a new revision reaches the instances: all at once
+	// (the default) or in waves. Changing it appends no record.
+	Strategy *ServiceStrategyApplyConfiguration `json:"strategy,omitempty"`
+	// paused stops a rollout where it is: no further instance moves to
+	// the current revision until it is unset. Instances placed while
+	// paused run the revision the others run. Changing it appends no
+	// record.
+	Paused *bool `json:"paused,omitempty"`
+	// progressDeadlineSeconds is how long a rollout may go without an
+	// instance newly running the current revision before it is Stalled
+	// (reason ProgressDeadlineExceeded), and rolled back when
+	// strategy.autoRollback is set.
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // EdgeServiceSpecApplyConfiguration constructs a declarative configuration of the EdgeServiceSpec type for use with
@@ -135,5 +148,29 @@ func (b *EdgeServiceSpecApplyConfiguration) WithNodes(values ...string) *EdgeSer
 // If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
 func (b *EdgeServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *EdgeServiceSpecApplyConfiguration {
 	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithStrategy sets the Strategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Strategy field is set to the value of the last call.
+func (b *EdgeServiceSpecApplyConfiguration) WithStrategy(value *ServiceStrategyApplyConfiguration) *EdgeServiceSpecApplyConfiguration {
+	b.Strategy = value
+	return b
+}
+
+// WithPaused sets the Paused field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Paused field is set to the value of the last call.
+func (b *EdgeServiceSpecApplyConfiguration) WithPaused(value bool) *EdgeServiceSpecApplyConfiguration {
+	b.Paused = &value
+	return b
+}
+
+// WithProgressDeadlineSeconds sets the ProgressDeadlineSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProgressDeadlineSeconds field is set to the value of the last call.
+func (b *EdgeServiceSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *EdgeServiceSpecApplyConfiguration {
+	b.ProgressDeadlineSeconds = &value
 	return b
 }

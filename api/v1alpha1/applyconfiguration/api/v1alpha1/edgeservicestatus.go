@@ -19,7 +19,8 @@ limitations under the License.
 package v1alpha1
 
 import (
-	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
 // EdgeServiceStatusApplyConfiguration represents a declarative configuration of the EdgeServiceStatus type for use
@@ -40,6 +41,14 @@ type EdgeServiceStatusApplyConfiguration struct {
 	// once; 0 until the first rollout completes. Its DeployRecord is the
 	// one named <service>-<deployedRevision>.
 	DeployedRevision *int64 `json:"deployedRevision,omitempty"`
+	// updatedReplicas is the number of instances placed at the current
+	// revision; the rest still run an earlier one while a rollout moves
+	// in waves or is paused.
+	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+	// progressTime is when the current rollout last made progress: its
+	// start, or an instance newly running the current revision. The
+	// progress deadline counts from it.
+	ProgressTime *v1.Time `json:"progressTime,omitempty"`
 	// replicas is the number of instances the service should have.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// readyReplicas is the number of instances running at the current revision.
@@ -57,7 +66,7 @@ type EdgeServiceStatusApplyConfiguration struct {
 	// assignment. Written whole by the controller alone.
 	Containers []ServiceInstanceApplyConfiguration `json:"containers,omitempty"`
 	// conditions hold Available, Progressing and Degraded.
-	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
 // EdgeServiceStatusApplyConfiguration constructs a declarative configuration of the EdgeServiceStatus type for use with
@@ -95,6 +104,22 @@ func (b *EdgeServiceStatusApplyConfiguration) WithCurrentRecord(value string) *E
 // If called multiple times, the DeployedRevision field is set to the value of the last call.
 func (b *EdgeServiceStatusApplyConfiguration) WithDeployedRevision(value int64) *EdgeServiceStatusApplyConfiguration {
 	b.DeployedRevision = &value
+	return b
+}
+
+// WithUpdatedReplicas sets the UpdatedReplicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpdatedReplicas field is set to the value of the last call.
+func (b *EdgeServiceStatusApplyConfiguration) WithUpdatedReplicas(value int32) *EdgeServiceStatusApplyConfiguration {
+	b.UpdatedReplicas = &value
+	return b
+}
+
+// WithProgressTime sets the ProgressTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProgressTime field is set to the value of the last call.
+func (b *EdgeServiceStatusApplyConfiguration) WithProgressTime(value v1.Time) *EdgeServiceStatusApplyConfiguration {
+	b.ProgressTime = &value
 	return b
 }
 
@@ -151,7 +176,7 @@ func (b *EdgeServiceStatusApplyConfiguration) WithContainers(values ...*ServiceI
 // WithConditions adds the given value to the Conditions field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Conditions field.
-func (b *EdgeServiceStatusApplyConfiguration) WithConditions(values ...*v1.ConditionApplyConfiguration) *EdgeServiceStatusApplyConfiguration {
+func (b *EdgeServiceStatusApplyConfiguration) WithConditions(values ...*metav1.ConditionApplyConfiguration) *EdgeServiceStatusApplyConfiguration {
 	for i := range values {
 		if values[i] == nil {
 			panic("nil value passed to WithConditions")
