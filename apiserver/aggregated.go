@@ -57,7 +57,7 @@ const (
 // after /api/v1/>" named AggregatedName in AggregatedGroup.
 func AggregatedAccess(method, pattern string) Permission {
 	sub, _, _ := strings.Cut(strings.TrimPrefix(pattern, "/api/v1/"), "/")
-	verb := map[string]string{http.MethodGet: "get", http.MethodHead: "get", http.MethodPost: "create", http.MethodDelete: "delete"}[method]
+	verb := map[string]string{http.MethodGet: "get", http.MethodHead: "get", http.MethodPost: "create", http.MethodPatch: "patch", http.MethodDelete: "delete"}[method]
 	return Permission{Verb: verb, Resource: aggregatedResource + "/" + sub}
 }
 

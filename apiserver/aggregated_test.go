@@ -74,7 +74,7 @@ func TestDiscoveryBeforeSync(t *testing.T) {
 		"api":                    {},
 		"api/node":               {"get"},
 		"api/container":          {"get"},
-		"api/service":            {"delete", "get"},
+		"api/service":            {"create", "delete", "get", "patch"},
 		"api/provision-template": {"create", "get"},
 		"api/openapi.json":       {"get"},
 	}

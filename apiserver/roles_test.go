@@ -57,7 +57,7 @@ func TestFacadeRolesMatchRoutes(t *testing.T) {
 	}
 	want := map[string][]string{
 		"facade-viewer":  {http.MethodGet},
-		"facade-editor":  {http.MethodGet, http.MethodPost},
+		"facade-editor":  {http.MethodGet, http.MethodPost, http.MethodPatch},
 		"facade-deleter": {http.MethodGet, http.MethodDelete},
 	}
 	if len(roles) != len(want) {

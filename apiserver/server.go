@@ -375,6 +375,13 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/api/v1/container/{id}", "getContainer", needs("get", "edgeservices"), s.getContainer},
 		{http.MethodGet, "/api/v1/service/record", "listRecords", needs("list", "deployrecords"), s.listRecords},
 		{http.MethodGet, "/api/v1/service/record/{id}", "getRecord", needs("get", "deployrecords"), s.getRecord},
+		{http.MethodGet, "/api/v1/service", "listServices", needs("list", "edgeservices"), s.listServices},
+		{http.MethodPost, "/api/v1/service", "createService",
+			// The template is read from the cache, by id, as the tree lists them.
+			[]Permission{{"create", "edgeservices"}, {"list", "provisiontemplates"}}, s.createService},
+		{http.MethodPatch, "/api/v1/service/{id}", "patchService", needs("patch", "edgeservices"), s.patchService},
+		{http.MethodPost, "/api/v1/service/{id}/rollback", "rollbackService",
+			[]Permission{{"patch", "edgeservices"}, {"get", "deployrecords"}}, s.rollbackService},
 		{http.MethodGet, "/api/v1/service/path", "listServicesByPath", needs("list", "edgeservices"), s.listServicesByPath},
 		{http.MethodDelete, "/api/v1/service/path", "deleteServicesByPath",
 			// Force-deleting removes edgeplane's finalizer on the caller's
@@ -399,8 +406,27 @@ func (s *Server) Handler() http.Handler {
 		}
 		byPattern[rt.pattern] = append(byPattern[rt.pattern], rt)
 	}
+	unknown := instrument("unknown", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("No endpoint %s %s; see /api/v1/openapi.json.", r.Method, r.URL.Path))
+	}))
 	for _, p := range patterns {
-		mux.Handle(p, s.serveRoutes(byPattern[p]))
+		h := s.serveRoutes(byPattern[p])
+		// net/http's mux refuses /service/{id}/rollback beside the
+		// contract's /service/record/{id} (each matches a path the other
+		// does not); /service/{id}/{action} is less specific than the
+		// record's route, so it registers, and the action is checked here.
+		if head, ok := strings.CutSuffix(p, "/{id}/rollback"); ok {
+			route := h
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.PathValue("action") != "rollback" {
+					unknown.ServeHTTP(w, r)
+					return
+				}
+				route.ServeHTTP(w, r)
+			})
+			p = head + "/{id}/{action}"
+		}
+		mux.Handle(p, h)
 	}
 	mux.Handle(openAPIPath, instrument("openapi", http.HandlerFunc(serveOpenAPI)))
 	if s.opts.Console {
@@ -416,9 +442,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeOK(w, "ok")
 	})
-	mux.Handle("/", instrument("unknown", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, notFound("No endpoint %s %s; see /api/v1/openapi.json.", r.Method, r.URL.Path))
-	})))
+	mux.Handle("/", unknown)
 	return recoverPanics(s.log, s.cors(s.doors(s.trailingSlash(mux))))
 }
 
@@ -482,7 +506,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h.Add("Vary", "Origin")
 		h.Set("Access-Control-Expose-Headers", "Retry-After, Allow")
 		if preflight {
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE")
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PATCH, DELETE")
 			h.Set("Access-Control-Allow-Headers", headers)
 			h.Set("Access-Control-Max-Age", "600")
 			accept.ServeHTTP(w, r)

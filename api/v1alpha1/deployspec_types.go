@@ -20,6 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// MaxFactor is the largest factor the schema accepts (the Maximum marker
+// on factor says the same).
+const MaxFactor = 10000
+
 // DeploySpec is a service's deployment configuration as EdgeService and
 // DeployRecord both hold it. A field added here is recorded by construction.
 // The node list of a static service is the one part kept apart: a service

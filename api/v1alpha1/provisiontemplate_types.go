@@ -142,6 +142,20 @@ type ProvisionTemplateList struct {
 	Items           []ProvisionTemplate `json:"items"`
 }
 
+// ServiceSpec is the spec a template gives a new service: its folder,
+// image and defaults. The caller chooses its policy and where it runs.
+func (t *ProvisionTemplate) ServiceSpec() EdgeServiceSpec {
+	var spec EdgeServiceSpec
+	spec.Path = t.Spec.Path
+	spec.Image.Ref = t.Spec.ImageRef
+	if d := t.Spec.Defaults; d != nil {
+		d = d.DeepCopy()
+		spec.Action, spec.Cmd, spec.Config, spec.VSOA = d.Action, d.Cmd, d.Config, d.VSOA
+		spec.Image.PullPolicy, spec.Image.AutoUpgrade = d.PullPolicy, d.AutoUpgrade
+	}
+	return spec
+}
+
 func init() {
 	SchemeBuilder.Register(&ProvisionTemplate{}, &ProvisionTemplateList{})
 }

@@ -4,6 +4,7 @@
 import { APIError, token } from './api.js';
 import { h, listen } from './dom.js';
 import * as views from './views.js';
+import { services } from './services.js';
 
 const refreshEvery = 5000;
 
@@ -11,6 +12,7 @@ const refreshEvery = 5000;
 const routes = [
   [/^\/$/, views.overview],
   [/^\/nodes$/, views.nodes],
+  [/^\/services$/, services],
   [/^\/node\/([^/]+)$/, views.node],
   [/^\/service\/([^/]+)$/, views.service],
   [/^\/container\/([^/]+)$/, views.container],

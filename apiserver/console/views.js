@@ -5,19 +5,12 @@ import { call, get } from './api.js';
 import { h, listen, text, bytes, duration } from './dom.js';
 import { ring, bars, grid } from './charts.js';
 import { diffRows } from './diff.js';
+import { link, badge, searchForm, pager, table, pageOf, fact, field, refreshNow, showRefusal, pageSize } from './parts.js';
+import { summary, findService, rollbackForm, deployForm, chooseTemplate } from './services.js';
 
-const pageSize = 50;
 // Node ids per container request: the overview asks about every node, and
 // a query string of thousands of ids would be long for proxies.
 const idsPerRequest = 200;
-
-// link builds a console URL (a hash route) from a path and parameters.
-export function link(path, params = {}) {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const qs = q.toString();
-  return `#${path}${qs ? `?${qs}` : ''}`;
-}
 
 const statusTone = { online: 'good', offline: 'bad' };
 // runtimeReady is an edgeplane addition to the node items: true, false,
@@ -27,35 +20,6 @@ const runtimeBadge = (v) => (v === null || v === undefined ? text(null) : h('spa
 // nodeTone is a node's colour: offline, online with its engine down, online.
 const nodeTone = (n) => (n.status !== 'online' ? statusTone[n.status] || 'unknown' : n.runtimeReady === false ? 'warn' : 'good');
 const deployTone = { success: 'good', deploying: 'busy', failure: 'bad' };
-const badge = (value, tones) => h('span', { class: ['badge', `tone-${tones[value] || 'unknown'}`] }, value === null || value === undefined ? 'unknown' : value);
-
-// searchForm is a GET-like form that navigates to path with its field.
-function searchForm(path, field, value, label, params = {}, button = 'Search') {
-  const input = h('input', { type: 'search', name: field, value: value || '', 'aria-label': label, placeholder: label, autocomplete: 'off' });
-  const form = h('form', { class: 'search', role: 'search' }, input, h('button', { type: 'submit' }, button));
-  return listen(form, 'submit', (e) => {
-    e.preventDefault();
-    location.hash = link(path, { ...params, [field]: input.value.trim(), page: 1 });
-  });
-}
-
-// pager shows "page n of m" with links; total comes from the contract.
-function pager(path, params, page, total, size = pageSize) {
-  const pages = Math.max(1, Math.ceil(total / size));
-  return h('nav', { class: 'pager', 'aria-label': 'pages' },
-    page > 1 ? h('a', { href: link(path, { ...params, page: page - 1 }), rel: 'prev' }, '‹ previous') : h('span', { class: 'muted' }, '‹ previous'),
-    h('span', {}, `page ${page} of ${pages} · ${total} in all`),
-    page < pages ? h('a', { href: link(path, { ...params, page: page + 1 }), rel: 'next' }, 'next ›') : h('span', { class: 'muted' }, 'next ›'));
-}
-
-function table(headers, rows, empty = 'None.') {
-  if (rows.length === 0) return h('p', { class: 'muted' }, empty);
-  return h('div', { class: 'table-wrap' }, h('table', {},
-    h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
-    h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
-}
-
-const pageOf = (p) => Math.max(1, Number.parseInt(p, 10) || 1);
 
 // --- Overview -------------------------------------------------------------
 
@@ -194,7 +158,6 @@ export const node = {
   },
 };
 
-const fact = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
 
 // --- Services and containers ----------------------------------------------
 
@@ -203,21 +166,27 @@ export const service = {
   head: containersHead('Service', '/service'),
   async load(q, signal, id) {
     const page = pageOf(q.page);
-    const [res, records] = await Promise.all([
+    const [res, records, svc] = await Promise.all([
       get('container/service', { serviceIds: [id], pageNum: page, pageSize, key: q.key }, signal),
-      get('service/record', { id, pageNum: 1, pageSize: 100 }, signal)]);
+      get('service/record', { id, pageNum: 1, pageSize: 100 }, signal),
+      findService(id, q.name, signal)]);
+    const current = records.list[0];
     const pick = h('form', { class: 'diff-pick' },
-      table(['', 'Revision', 'Image', 'Command', 'Deployed'], records.list.map((r, i) => [
+      table(['', 'Revision', 'Image', 'Command', 'Deployed', ''], records.list.map((r, i) => [
         h('input', { type: 'checkbox', name: 'rec', value: r.id, 'aria-label': `compare ${r.createdTime}`, checked: i < 2 }),
         h('a', { href: link(`/record/${r.id}`) }, `#${records.list.length - i}`), text(r.image),
-        Array.isArray(r.cmd) ? r.cmd.join(' ') : text(r.cmd), r.createdTime]), 'No deployment record.'),
+        Array.isArray(r.cmd) ? r.cmd.join(' ') : text(r.cmd), r.createdTime,
+        // The way back goes through the diff it applies.
+        i === 0 ? h('span', { class: 'muted' }, 'current')
+          : h('a', { class: 'rollback', href: link('/diff', { a: r.id, b: current.id, service: id, name: q.name }) }, 'Roll back to this revision…')]),
+      'No deployment record.'),
       records.list.length > 1 ? h('button', { type: 'submit' }, 'Compare the two checked') : null);
     listen(pick, 'submit', (e) => {
       e.preventDefault();
       const ids = [...pick.querySelectorAll('input[name=rec]:checked')].map((x) => x.value);
       if (ids.length === 2) location.hash = link('/diff', { a: ids[1], b: ids[0], service: id, name: q.name });
     });
-    return h('div', {},
+    return h('div', {}, summary(svc),
       h('h2', {}, 'Containers'), containerTable(res.list, q.key ? 'No container matches.' : 'No container yet.'),
       pager(`/service/${id}`, { name: q.name, key: q.key }, page, res.total),
       h('h2', {}, 'Deployment records, newest first'), pick);
@@ -282,8 +251,8 @@ export const diff = {
   head: (q) => h('div', {}, h('h1', {}, 'Compare revisions'),
     q.service ? h('p', {}, h('a', { href: link(`/service/${q.service}`, { name: q.name }) }, `‹ ${q.name || 'service'}`)) : null),
   async load(q, signal) {
-    const [a, b] = await Promise.all([get(`service/record/${encodeURIComponent(q.a)}`, {}, signal),
-      get(`service/record/${encodeURIComponent(q.b)}`, {}, signal)]);
+    const [a, b, back] = await Promise.all([get(`service/record/${encodeURIComponent(q.a)}`, {}, signal),
+      get(`service/record/${encodeURIComponent(q.b)}`, {}, signal), rollbackForm(q, signal)]);
     const rows = diffRows(a, b);
     const changed = rows.filter((r) => r.changed).length;
     return h('div', {},
@@ -292,36 +261,11 @@ export const diff = {
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, `Older: ${a.createdTime}`),
           h('th', { scope: 'col' }, `Newer: ${b.createdTime}`))),
         h('tbody', {}, rows.map((r) => h('tr', { class: r.changed ? 'changed' : null },
-          h('th', { scope: 'row' }, r.key), h('td', {}, r.a), h('td', {}, r.b)))))));
+          h('th', { scope: 'row' }, r.key), h('td', {}, r.a), h('td', {}, r.b)))))), back);
   },
 };
 
 // --- Templates ------------------------------------------------------------
-
-// field is a labelled input whose error, from the envelope's fieldErrors,
-// is shown beside it. form keeps ids unique when two forms share a field.
-function field(form, name, label, hint, attrs = {}) {
-  const id = `${form}-${name}`;
-  const input = h(attrs.rows ? 'textarea' : 'input', { id, name, 'aria-describedby': `${id}-error`, ...attrs });
-  return h('div', { class: 'field' }, h('label', { for: id }, label), input,
-    hint ? h('div', { class: 'muted hint' }, hint) : null,
-    h('div', { class: 'field-error', id: `${id}-error`, role: 'status', 'data-field': name }));
-}
-
-// refreshNow asks the console to reload what is on screen at once.
-const refreshNow = () => document.dispatchEvent(new Event('edgeplane:refresh'));
-
-// showRefusal puts every fieldErrors entry next to its field
-// (imageRefs[2] next to imageRefs) and returns the envelope's message.
-function showRefusal(form, err) {
-  if (err.fieldErrors) {
-    for (const [k, msg] of Object.entries(err.fieldErrors)) {
-      const slot = form.querySelector(`.field-error[data-field="${k.replace(/\[\d+\]$/, '')}"]`);
-      if (slot) slot.textContent = slot.textContent ? `${slot.textContent}; ${k}: ${msg}` : `${k}: ${msg}`;
-    }
-  }
-  return h('div', { class: 'alert', role: 'alert' }, err.message, err.status ? ` (${err.status})` : '');
-}
 
 // creationForm posts one of the contract's creations and shows its
 // answer: the refusal beside the fields, or what was created.
@@ -367,7 +311,8 @@ function branch(path, listing) {
       if (e.type !== 'folder') {
         return h('li', { role: 'treeitem', class: 'leaf', 'data-path': e.path },
           h('span', { class: 'badge tone-unknown' }, 'template'), ' ', h('span', { class: 'name' }, e.name),
-          h('span', { class: 'muted' }, ` ${e.imageRef} · ${e.createdTime}`));
+          h('span', { class: 'muted' }, ` ${e.imageRef} · ${e.createdTime} · `),
+          listen(h('button', { type: 'button', class: 'link deploy', 'aria-label': `deploy ${e.path}` }, 'deploy'), 'click', () => chooseTemplate(e)));
       }
       const isOpen = open.has(e.path);
       const toggle = listen(h('button', { type: 'button', id: `open:${e.path}`, class: 'twisty', 'aria-expanded': String(isOpen), 'aria-label': `${isOpen ? 'close' : 'open'} ${e.path}` }, isOpen ? '▾' : '▸'), 'click', () => {
@@ -411,7 +356,8 @@ export const templates = {
         });
       },
       (r) => h('p', {}, `Created ${(r.provisionTmplList || []).length} template(s): `,
-        (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `)))))),
+        (r.provisionTmplList || []).map((t) => h('span', { class: 'name' }, `${t.name || t.id} `)))),
+      deployForm())),
   async load(_, signal) {
     // The entries of every open folder that shows (its parents open too);
     // a folder gone since is closed.

@@ -80,14 +80,8 @@ func (r *rollout) deploy(ctx context.Context, namespace string, o deployOptions)
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return fmt.Errorf("%q cannot name a service (%s); give one with --name", name, strings.Join(errs, "; "))
 	}
-	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: t.ServiceSpec()}
 	spec := &svc.Spec
-	spec.Path = t.Spec.Path
-	spec.Image.Ref = t.Spec.ImageRef
-	if d := t.Spec.Defaults; d != nil {
-		spec.Action, spec.Cmd, spec.Config, spec.VSOA = d.Action, d.Cmd, d.Config, d.VSOA
-		spec.Image.PullPolicy, spec.Image.AutoUpgrade = d.PullPolicy, d.AutoUpgrade
-	}
 	if len(o.nodes) > 0 {
 		spec.Policy, spec.Nodes = edgev1alpha1.PolicyStatic, o.nodes
 	} else {

@@ -43,8 +43,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/index"
@@ -187,6 +189,27 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		Expect(eval[int](`localStorage.length`)).To(BeZero())
 		Expect(eval[string](`location.href`)).NotTo(ContainSubstring(viewer))
 		Expect(text("#auth")).To(ContainSubstring("token set"))
+	})
+
+	It("tells a viewer why a change of a service is refused (403), and writes nothing", func() {
+		svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "viewer-fleet"},
+			Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "web@1.0#linux"},
+				Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](1)}}}
+		Expect(sys.Client.Create(ctx, svc)).To(Succeed())
+		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, svc)).To(Succeed()) })
+		expectRefusals(base, "403", "/api/v1/service/")
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
+		eval[bool](fmt.Sprintf(`sessionStorage.setItem('edgeplane.token', %q); true`, viewer))
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(fmt.Sprintf("%s/console/#/service/%s?name=viewer-fleet", base, svc.UID)), waitDrawn())).To(Succeed())
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('form[data-form=scale]')`) }).Should(BeTrue(), "a viewer reads the service")
+		Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(`form[data-form=scale] [name=factor]`), "3"),
+			chromedp.Click(chromedp.CSS(`form[data-form=scale] button[type=submit]`)))).To(Succeed())
+		Eventually(func() string { return text(`form[data-form=scale] .result`) }).Should(
+			And(ContainSubstring("its role may not do this (403); nothing was written"), ContainSubstring("may not patch edgeservices")))
+		screenshot("service-forbidden")
+		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		Expect(svc.Spec.Factor).To(Equal(ptr.To[int32](1)))
+		Expect(svc.Generation).To(Equal(int64(1)))
 	})
 
 	It("works through kube-apiserver, under the aggregated prefix, as kubectl proxy serves it", func() {

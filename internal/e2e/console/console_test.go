@@ -32,6 +32,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -460,6 +461,121 @@ var _ = Describe("The console", Ordered, func() {
 		Consistently(func() int { return eval[int](requests) }).WithTimeout(12 * time.Second).WithPolling(time.Second).Should(Equal(before))
 		setHidden(false)
 		Eventually(func() int { return eval[int](requests) }).WithTimeout(3 * time.Second).Should(BeNumerically(">", before))
+	})
+
+	It("lists services with their health, and scales one and changes its image version, with refusals beside the fields", func() {
+		fleet := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fleet"},
+			Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Path: "/plant", Image: edgev1alpha1.ImageSpec{Ref: "web@1.0#linux"},
+				Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To[int32](1)}}}
+		Expect(sys.Client.Create(ctx, fleet)).To(Succeed())
+		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, fleet)).To(Succeed()) })
+		health := func(name string) string {
+			return eval[string](fmt.Sprintf(`[...document.querySelectorAll('.live tbody tr')].find(tr => tr.cells[0].textContent === %q)?.cells[1].textContent || ''`, name))
+		}
+		open("#/services")
+		Eventually(func() string { return health("fleet") }).Should(Equal("ready"))
+		Expect(health("broken")).To(HavePrefix("stalled"), "its instance failed")
+		var names []string
+		for _, x := range sys.List(ctx, "/api/v1/service", "pageSize", "-1").List {
+			names = append(names, x["name"].(string))
+		}
+		Expect(eval[[]string](`[...document.querySelectorAll('.live tbody tr td:first-child')].map(td => td.textContent)`)).To(Equal(names), "the facade's list, in its order")
+		screenshot("services")
+
+		By("refusals, as the facade says them, beside their fields; nothing is written")
+		open(fmt.Sprintf("#/service/%s?name=fleet", fleet.UID))
+		submit := func(form, field, value string) {
+			GinkgoHelper()
+			Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`form[data-form=%s] [name=%s]`, form, field)), value),
+				chromedp.Click(chromedp.CSS(fmt.Sprintf(`form[data-form=%s] button[type=submit]`, form))))).To(Succeed())
+		}
+		errorOf := func(form, field string) string {
+			return eval[string](fmt.Sprintf(`document.querySelector('form[data-form=%s] .field-error[data-field=%s]')?.textContent || ''`, form, field))
+		}
+		expectRefusals(sys.Base, "400", "/api/v1/service/")
+		submit("scale", "factor", "0")
+		Eventually(func() string { return errorOf("scale", "factor") }).Should(Equal("factor: must be between 1 and 10000"))
+		submit("version", "imageVersion", "2.0#sylixos")
+		Eventually(func() string { return errorOf("version", "imageVersion") }).Should(ContainSubstring("is no image version"))
+		screenshot("service-errors")
+		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(fleet), fleet)).To(Succeed())
+		Expect(fleet.Generation).To(Equal(int64(1)))
+
+		By("scaling, then a new version: each a new revision, which the page follows")
+		submit("scale", "factor", "2")
+		Eventually(func() string { return text(`.live [role=status].notice`) }).Should(Equal("Scaled fleet to 2 instances."))
+		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("2 of 2 run revision 2"))
+		submit("version", "imageVersion", "1.1")
+		Eventually(func() string { return text(`.live [role=status].notice`) }).Should(ContainSubstring("now asks for web@1.1#linux"))
+		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("2 of 2 run revision 3"))
+		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(fleet), fleet)).To(Succeed())
+		Expect(fleet.Spec.Factor).To(Equal(ptr.To[int32](2)))
+		Expect(fleet.Spec.Image.Ref).To(BeEquivalentTo("web@1.1#linux"))
+		screenshot("service-actions")
+	})
+
+	It("rolls a service back from its record list and from the compare view, showing the diff it applies", func() {
+		svc := &edgev1alpha1.EdgeService{}
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, svc)).To(Succeed())
+		id := string(svc.UID)
+		records := func() int { return sys.List(ctx, "/api/v1/service/record", "id", id).Total }
+		before := records()
+		Expect(before).To(BeNumerically(">=", 2), "the compare spec changed web's command")
+
+		open(fmt.Sprintf("#/service/%s?name=web", id))
+		Eventually(func() int { return eval[int](`document.querySelectorAll('.diff-pick tbody tr').length`) }).Should(Equal(before))
+		click(`.diff-pick tbody tr:nth-child(2) a.rollback`)
+		Eventually(func() string { return eval[string](`location.hash`) }).Should(HavePrefix("#/diff?"))
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('form.rollback button')`) }).Should(BeTrue())
+		Expect(eval[[]string](`[...document.querySelectorAll('table.diff tr.changed th')].map(th => th.textContent)`)).To(ContainElement("cmd[3]"),
+			"the confirmation shows the keys it changes")
+		screenshot("rollback-confirm")
+		click(`form.rollback button[type=submit]`)
+		Eventually(func() string { return eval[string](`location.hash`) }).Should(HavePrefix("#/service/"))
+		Eventually(func() string { return text(`.live [role=status].notice`) }).Should(ContainSubstring("Rolled back to the configuration of revision"))
+		Eventually(records).Should(Equal(before + 1))
+		Eventually(func() int { return eval[int](`document.querySelectorAll('.diff-pick tbody tr').length`) }).Should(Equal(before+1), "the new revision appears")
+		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		Expect(svc.Spec.Cmd).To(Equal([]string{"/bin/web", "--title", hostile}))
+		screenshot("rollback-done")
+
+		By("the compare view of the two newest offers the same, against the current revision")
+		click(`.diff-pick button[type=submit]`)
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('form.rollback button')`) }).Should(BeTrue())
+	})
+
+	It("deploys a template from the tree, with refusals beside the fields", func() {
+		Expect(sys.Call(ctx, http.MethodPost, "/api/v1/provision-template/path-label/service/batch",
+			map[string]any{"path": "/", "imageRefs": []string{"tiny@1.0#linux"}}, nil)).To(Equal(http.StatusOK))
+		open("#/templates")
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('li[data-path="/tiny"] button.deploy')`) }).Should(BeTrue())
+		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`li[data-path="/tiny"] button.deploy`)))).To(Succeed())
+		Expect(eval[string](`document.getElementById('deploy-template').value`)).To(Equal("/tiny"))
+		deploy := func(values map[string]string) {
+			GinkgoHelper()
+			for k, v := range values {
+				Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`form.deploy [name=%s]`, k)), v))).To(Succeed())
+			}
+			Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`form.deploy button[type=submit]`)))).To(Succeed())
+		}
+		expectRefusals(sys.Base, "400", "/api/v1/service")
+		deploy(map[string]string{"nodes": "edge-linux-01", "factor": "2"})
+		Eventually(func() string {
+			return eval[string](`document.querySelector('form.deploy .field-error[data-field=factor]').textContent`)
+		}).Should(ContainSubstring("not both"))
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tiny"}, &edgev1alpha1.EdgeService{})).NotTo(Succeed())
+
+		// chromedp sets "" as undefined, which a number input refuses.
+		eval[bool](`document.querySelector('form.deploy [name=factor]').value = ''; true`)
+		deploy(map[string]string{"nodes": "edge-linux-01"})
+		Eventually(func() string { return text(`form.deploy .result`) }).Should(ContainSubstring("Created service tiny (static, tiny@1.0#linux)"))
+		screenshot("deploy-template")
+		tiny := &edgev1alpha1.EdgeService{}
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tiny"}, tiny)).To(Succeed())
+		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, tiny)).To(Succeed()) })
+		Expect(tiny.Spec.Nodes).To(Equal([]string{"edge-linux-01"}))
+		click(`form.deploy .result a`)
+		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("tiny@1.0#linux"))
 	})
 
 	It("is served with a policy that allows no inline script and no framing", func() {
