@@ -110,6 +110,7 @@ func BenchmarkFacade(b *testing.B) {
 		{"containersByNode", func(size int) string {
 			return fmt.Sprintf("/api/v1/container/node?nodeIds[]=%s&pageNum=1&pageSize=%d", strings.Join(nodeIDs, "&nodeIds[]="), size)
 		}, func(ctx context.Context, size int) (int, error) { return api.containersOfNodes(ctx, nodeIDs, size) }},
+		{"services", func(size int) string { return fmt.Sprintf("/api/v1/service?pageSize=%d", size) }, api.services},
 		{"records", func(size int) string {
 			return fmt.Sprintf("/api/v1/service/record?id=%s&pageSize=%d", svcObjs[0].UID, size)
 		},
@@ -363,6 +364,15 @@ type apiQueries struct{ c client.Client }
 func (a *apiQueries) nodes(ctx context.Context, size int) (int, error) {
 	list := &edgev1alpha1.EdgeNodeList{}
 	if err := a.c.List(ctx, list); err != nil {
+		return 0, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return min(size, len(list.Items)), nil
+}
+
+func (a *apiQueries) services(ctx context.Context, size int) (int, error) {
+	list := &edgev1alpha1.EdgeServiceList{}
+	if err := a.c.List(ctx, list, client.InNamespace(facadeNamespace)); err != nil {
 		return 0, err
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })

@@ -135,7 +135,7 @@ type Server struct {
 	// nodes is the node list's order; the object indexes serve the
 	// container and record lists. indexesSynced says they hold everything
 	// the cache had at its first sync.
-	nodes            *nodeOrder
+	nodes, services  *creationOrder
 	nodesByUID       *objectIndex[*edgev1alpha1.EdgeNode]
 	servicesByUID    *objectIndex[*edgev1alpha1.EdgeService]
 	instances        *instanceOrder
@@ -181,7 +181,7 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 // informers: the node list's order and the object indexes.
 func (s *Server) registerIndexes(c cache.Cache) error {
 	inNamespace := func(o client.Object) bool { return o.GetNamespace() == s.opts.Namespace }
-	s.nodes = &nodeOrder{}
+	s.nodes, s.services = &creationOrder{}, &creationOrder{}
 	s.nodesByUID = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} }, nil)
 	s.servicesByUID = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
 		if !inNamespace(svc) {
@@ -205,7 +205,8 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 		obj     client.Object
 		handler toolscache.ResourceEventHandler
 	}{
-		{&edgev1alpha1.EdgeNode{}, s.nodes.handler()},
+		{&edgev1alpha1.EdgeNode{}, orderHandler[*edgev1alpha1.EdgeNode](s.nodes, nil)},
+		{&edgev1alpha1.EdgeService{}, orderHandler(s.services, func(svc *edgev1alpha1.EdgeService) bool { return inNamespace(svc) })},
 		{&edgev1alpha1.EdgeNode{}, s.nodesByUID.handler()},
 		{&edgev1alpha1.EdgeService{}, s.servicesByUID.handler()},
 		{&edgev1alpha1.NodeAssignment{}, s.instances.handler()},

@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -140,27 +139,19 @@ func (s *Server) listServices(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := &edgev1alpha1.EdgeServiceList{}
-	// The cache's own objects, read only.
-	if err := s.cache.List(r.Context(), list, client.InNamespace(s.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fromKube(err)
+	start := 0
+	if p.size > 0 {
+		start = (p.num - 1) * p.size
 	}
-	name := strings.ToLower(q.Get("name"))
-	matched := make([]*edgev1alpha1.EdgeService, 0, len(list.Items))
-	for i := range list.Items {
-		if strings.Contains(strings.ToLower(list.Items[i].Name), name) {
-			matched = append(matched, &list.Items[i])
+	names, total := s.services.page(strings.ToLower(q.Get("name")), start, p.size)
+	out := pageOf[serviceItem]{List: make([]serviceItem, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}
+	for _, name := range names {
+		// The cached object itself, read only; the order and the index
+		// follow the informer each on its own: one may be a moment behind.
+		svc, ok := s.servicesByUID.object(s.opts.Namespace, name)
+		if !ok {
+			continue // deleted since the order was read
 		}
-	}
-	slices.SortFunc(matched, func(a, b *edgev1alpha1.EdgeService) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	pg := paginate(matched, p)
-	out := pageOf[serviceItem]{List: make([]serviceItem, 0, len(pg.List)), Total: pg.Total, PageNum: pg.PageNum, PageSize: pg.PageSize}
-	for _, svc := range pg.List {
 		out.List = append(out.List, s.serviceItem(svc))
 	}
 	return out, nil

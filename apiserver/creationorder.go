@@ -23,62 +23,61 @@ import (
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
-
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// nodeOrder keeps the names of every node in the node list's order
+// creationOrder keeps the names of every object of a list in its order
 // (creation time, then name), current from the informer's events, so that
 // a page of the list is a slice of it: no request sorts or copies every
-// node.
-type nodeOrder struct {
+// object. The node list and the service list each keep one.
+type creationOrder struct {
 	mu   sync.RWMutex
-	keys []nodeKey
+	keys []orderKey
 }
 
-type nodeKey struct {
+type orderKey struct {
 	created time.Time
 	name    string
 	lower   string // the name in lower case, for the name filter
 }
 
-func (a nodeKey) compare(b nodeKey) int {
+func (a orderKey) compare(b orderKey) int {
 	if c := a.created.Compare(b.created); c != 0 {
 		return c
 	}
 	return strings.Compare(a.name, b.name)
 }
 
-func keyOf(n *edgev1alpha1.EdgeNode) nodeKey {
-	return nodeKey{created: n.CreationTimestamp.Time, name: n.Name, lower: strings.ToLower(n.Name)}
+func keyOf(o client.Object) orderKey {
+	return orderKey{created: o.GetCreationTimestamp().Time, name: o.GetName(), lower: strings.ToLower(o.GetName())}
 }
 
-// set adds a node; adding it again (a relist) keeps one entry.
-func (o *nodeOrder) set(n *edgev1alpha1.EdgeNode) {
-	k := keyOf(n)
+// set adds an object; adding it again (a relist) keeps one entry.
+func (o *creationOrder) set(obj client.Object) {
+	k := keyOf(obj)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.removeLocked(n.Name)
-	i, _ := slices.BinarySearchFunc(o.keys, k, nodeKey.compare)
+	o.removeLocked(k.name)
+	i, _ := slices.BinarySearchFunc(o.keys, k, orderKey.compare)
 	o.keys = slices.Insert(o.keys, i, k)
 }
 
-func (o *nodeOrder) remove(name string) {
+func (o *creationOrder) remove(name string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.removeLocked(name)
 }
 
-func (o *nodeOrder) removeLocked(name string) {
-	if i := slices.IndexFunc(o.keys, func(k nodeKey) bool { return k.name == name }); i >= 0 {
+func (o *creationOrder) removeLocked(name string) {
+	if i := slices.IndexFunc(o.keys, func(k orderKey) bool { return k.name == name }); i >= 0 {
 		o.keys = slices.Delete(o.keys, i, i+1)
 	}
 }
 
-// page returns the names of the nodes from the start-th on, at most size
-// of them (size -1: all), whose lower-case name contains filter, and how
-// many match in all.
-func (o *nodeOrder) page(filter string, start, size int) ([]string, int) {
+// page returns the names from the start-th on, at most size of them
+// (size -1: all), whose lower-case name contains filter, and how many
+// match in all.
+func (o *creationOrder) page(filter string, start, size int) ([]string, int) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if filter == "" {
@@ -107,8 +106,14 @@ func (o *nodeOrder) page(filter string, start, size int) ([]string, int) {
 	return out, total
 }
 
-// handler keeps the order current from an informer of EdgeNodes. A
-// node's name and creation time never change, so updates move nothing.
-func (o *nodeOrder) handler() toolscache.ResourceEventHandler {
-	return eventHandler(o.set, nil, func(n *edgev1alpha1.EdgeNode) { o.remove(n.Name) })
+// orderHandler keeps an order current from an informer of T, for the
+// objects keep takes (nil: all). A name and a creation time never change,
+// so updates move nothing.
+func orderHandler[T client.Object](o *creationOrder, keep func(T) bool) toolscache.ResourceEventHandler {
+	add := func(obj T) {
+		if keep == nil || keep(obj) {
+			o.set(obj)
+		}
+	}
+	return eventHandler(add, nil, func(obj T) { o.remove(obj.GetName()) })
 }

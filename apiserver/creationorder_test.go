@@ -26,13 +26,13 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
-func TestNodeOrder(t *testing.T) {
+func TestCreationOrder(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(name string, sec int) *edgev1alpha1.EdgeNode {
 		return &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(sec) * time.Second))}}
 	}
-	o := &nodeOrder{}
-	h := o.handler()
+	o := &creationOrder{}
+	h := orderHandler[*edgev1alpha1.EdgeNode](o, nil)
 	// Out of order, a tie on time, an update that changes nothing, a delete.
 	for _, n := range []*edgev1alpha1.EdgeNode{at("c", 2), at("Edge-B", 1), at("a", 1), at("gone", 0), at("d", 3)} {
 		h.OnAdd(n, false)
