@@ -138,7 +138,7 @@ var _ = Describe("Rollouts", Ordered, func() {
 
 		By("moving the canary alone, the other nodes keeping revision 1's configuration")
 		Eventually(atRevision(svc, 2)).Should(HaveLen(1))
-		Consistently(atRevision(svc, 2), "1s").Should(HaveLen(1))
+		Consistently(atRevision(svc, 2), "500ms").Should(HaveLen(1))
 		canary := atRevision(svc, 2)()[0]
 		for _, node := range atRevision(svc, 1)() {
 			Expect(imageOn(svc, node)).To(Equal("app@1.0#linux"))
@@ -151,7 +151,7 @@ var _ = Describe("Rollouts", Ordered, func() {
 		runAt(svc, 2)
 		for want := 2; want <= 4; want++ {
 			Eventually(atRevision(svc, 2)).Should(HaveLen(want))
-			Consistently(atRevision(svc, 2), "500ms").Should(HaveLen(want), "maxUnavailable 1 holds the next wave")
+			Consistently(atRevision(svc, 2), "300ms").Should(HaveLen(want), "maxUnavailable 1 holds the next wave")
 			runAt(svc, 2)
 		}
 		Eventually(func() int64 { return getService(svc.Namespace, "web").Status.DeployedRevision }).Should(Equal(int64(2)))
@@ -164,7 +164,7 @@ var _ = Describe("Rollouts", Ordered, func() {
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Paused, s.Spec.Image.Ref = true, "app@2.0#linux" })
 
 		Eventually(func() int64 { return getService(svc.Namespace, "web").Status.Revision }).Should(Equal(int64(2)))
-		Consistently(atRevision(svc, 2), "1s").Should(BeEmpty())
+		Consistently(atRevision(svc, 2), "500ms").Should(BeEmpty())
 		c := condition(getService(svc.Namespace, "web"), edgev1alpha1.ConditionProgressing)()
 		Expect(c.Status).To(Equal(metav1.ConditionUnknown))
 		Expect(c.Reason).To(Equal(edgev1alpha1.ReasonRolloutPaused))
@@ -173,7 +173,7 @@ var _ = Describe("Rollouts", Ordered, func() {
 		By("not stalling while paused, however long")
 		clk.Step(time.Hour)
 		poke(svc)
-		Consistently(stalled(svc), "1s").Should(BeEmpty())
+		Consistently(stalled(svc), "500ms").Should(BeEmpty())
 
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Paused = false })
 		Eventually(atRevision(svc, 2)).Should(HaveLen(2))
@@ -199,7 +199,7 @@ var _ = Describe("Rollouts", Ordered, func() {
 		runAt(svc, 3)
 		Eventually(func() int64 { return getService(svc.Namespace, "web").Status.DeployedRevision }).Should(Equal(int64(3)))
 		Expect(stalled(svc)()).To(BeEmpty())
-		Consistently(func() int { return len(records(svc.Namespace, "web")) }, "1s").Should(Equal(3), "rolled back exactly once")
+		Consistently(func() int { return len(records(svc.Namespace, "web")) }, "700ms").Should(Equal(3), "rolled back exactly once")
 		Expect(countOf(eventReasons(svc.Namespace, "web"), edgev1alpha1.ReasonRolledBack)).To(Equal(1))
 	})
 
@@ -214,19 +214,19 @@ var _ = Describe("Rollouts", Ordered, func() {
 
 		clk.Step(9 * time.Minute)
 		poke(svc)
-		Consistently(stalled(svc), "1s").Should(BeEmpty(), "nine minutes is inside the deadline")
+		Consistently(stalled(svc), "500ms").Should(BeEmpty(), "nine minutes is inside the deadline")
 		clk.Step(2 * time.Minute)
 		poke(svc)
 		Eventually(stalled(svc)).Should(Equal(edgev1alpha1.ReasonProgressDeadlineExceeded))
 		Expect(condition(getService(svc.Namespace, "web"), "Stalled")().Message).To(ContainSubstring("1 of 2 instances run it"))
 		Expect(eventReasons(svc.Namespace, "web")).To(ContainElement(edgev1alpha1.ReasonProgressDeadlineExceeded))
-		Consistently(func() string { return string(getService(svc.Namespace, "web").Spec.Image.Ref) }, "1s").Should(Equal("app@2.0#linux"),
+		Consistently(func() string { return string(getService(svc.Namespace, "web").Spec.Image.Ref) }, "500ms").Should(Equal("app@2.0#linux"),
 			"no rollback without autoRollback")
 
 		update(svc, func(s *edgev1alpha1.EdgeService) { s.Spec.Strategy.AutoRollback = true })
 		Eventually(func() []string { return images(records(svc.Namespace, "web")) }).Should(
 			Equal([]string{"1:app@1.0#linux", "2:app@2.0#linux", "3:app@1.0#linux"}))
-		Consistently(func() int { return len(records(svc.Namespace, "web")) }, "1s").Should(Equal(3), "rolled back exactly once")
+		Consistently(func() int { return len(records(svc.Namespace, "web")) }, "700ms").Should(Equal(3), "rolled back exactly once")
 		Expect(countOf(eventReasons(svc.Namespace, "web"), edgev1alpha1.ReasonRolledBack)).To(Equal(1))
 	})
 })
