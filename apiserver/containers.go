@@ -66,6 +66,10 @@ type container struct {
 	ImageArch       string       `json:"imageArch"`
 	// ImagePull, beyond the contract: the pull an instance waits on.
 	ImagePull *imagePull `json:"imagePull"`
+	// Revision, beyond the contract: the service revision the instance
+	// is placed at. While a rollout moves in waves, instances of one
+	// service run different ones.
+	Revision int64 `json:"revision"`
 }
 
 // imagePull is how far the pull an instance waits on has come.
@@ -220,7 +224,7 @@ func toContainer(in instance, now time.Time) container {
 	c := container{
 		TaskID: inst.TaskID, Name: inst.Name, NodeName: inst.NodeName,
 		TaskCreatedTime: inst.TaskCreatedTime.UnixMilli(),
-		DeployStatus:    string(in.status), DeployNum: inst.DeployNum,
+		DeployStatus:    string(in.status), DeployNum: inst.DeployNum, Revision: inst.Revision,
 		CPUUsage:  cpuUsage{Cores: noCores},
 		ServiceID: string(in.svc.UID), ServiceName: in.svc.Name,
 	}

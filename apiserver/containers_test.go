@@ -92,7 +92,7 @@ var _ = Describe("Containers", Ordered, func() {
 
 		svc, node := getService("web"), getNode("ct-linux")
 		inst = instanceOn(web, "ct-linux")
-		Expect(c).To(HaveLen(30), "every Container field of the contract, and edgeplane's imagePull: %v", c)
+		Expect(c).To(HaveLen(31), "every Container field of the contract, and edgeplane's imagePull and revision: %v", c)
 		Expect(c).To(MatchKeys(0, Keys{
 			"id": Equal(obs.ID), "taskId": Equal(inst.TaskID), "name": Equal(inst.Name), "status": Equal("running"),
 			"uptime":          BeNumerically("~", time.Since(started.Time).Seconds(), 5),
@@ -107,7 +107,7 @@ var _ = Describe("Containers", Ordered, func() {
 			"serviceId": Equal(string(svc.UID)), "serviceName": Equal("web"),
 			"nodeId": Equal(string(node.UID)), "address": Equal("10.3.0.7:7200"), "nodeName": Equal("ct-linux"), "nodeArch": Equal("amd64"),
 			"imageId": Equal("sha256:abc"), "imageName": Equal("shop/web"), "imageVersion": Equal("1.2"), "imageOS": Equal("linux"), "imageArch": Equal("arm64"),
-			"imagePull": BeNil(),
+			"imagePull": BeNil(), "revision": BeNumerically("==", 1),
 		}))
 	})
 

@@ -126,6 +126,7 @@ func (c *container) appendJSON(b []byte) []byte {
 		b = intField(b, `,"bytesTotal":`, p.BytesTotal)
 		b = append(b, '}')
 	}
+	b = intField(b, `,"revision":`, c.Revision)
 	return append(b, '}')
 }
 

@@ -68,7 +68,7 @@ func containerWith(s string, f float64, n int64) container {
 		RestartCnt: int32(n), DeployNum: int32(n >> 32), CPUUsage: cpuUsage{Total: f, Cores: []float64{f, -f, f / 3}},
 		MemoryLimit: n, MemoryUsage: n / 2, MemoryMaxUsage: n / 3, SizeUsage: n / 5, SizeLimit: n / 7,
 		ServiceID: s, ServiceName: s, NodeID: s, Address: s, NodeName: s, NodeArch: s, ImageID: s, ImageName: s, ImageVersion: s, ImageOS: s, ImageArch: s,
-		ImagePull: &imagePull{Image: s, Queued: n%2 == 0, BytesDone: n / 11, BytesTotal: n},
+		ImagePull: &imagePull{Image: s, Queued: n%2 == 0, BytesDone: n / 11, BytesTotal: n}, Revision: n / 13,
 	}
 }
 

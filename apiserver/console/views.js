@@ -117,11 +117,12 @@ export const nodes = {
 
 // containerTable lists containers with what a person checks first.
 function containerTable(list, empty) {
-  return table(['Container', 'Service', 'Node', 'Status', 'Deploy', 'Restarts', 'Up', 'CPU', 'Memory'],
+  return table(['Container', 'Service', 'Node', 'Revision', 'Status', 'Deploy', 'Restarts', 'Up', 'CPU', 'Memory'],
     list.map((c) => [
       h('a', { href: link(`/container/${c.taskId}`) }, c.name),
       h('a', { href: link(`/service/${c.serviceId}`, { name: c.serviceName }) }, c.serviceName),
       h('a', { href: link(`/node/${c.nodeId}`, { name: c.nodeName }) }, c.nodeName),
+      text(c.revision),
       badge(c.status, { running: 'good', exited: 'bad', created: 'busy', paused: 'busy' }),
       h('span', {}, badge(c.deployStatus, deployTone), c.failedMessage ? h('span', { class: 'failed-inline' }, ` ${c.failedMessage}`) : null,
         c.imagePull ? h('span', { class: 'pull-inline' }, ` ${pullText(c.imagePull)}`) : null),
@@ -201,7 +202,7 @@ export function pullText(p) {
 }
 
 const containerFields = ['id', 'taskId', 'name', 'status', 'deployStatus', 'failedMessage', 'imagePull', 'uptime', 'startedTime', 'createdTime',
-  'taskCreatedTime', 'restartCnt', 'deployNum', 'cpuUsage', 'memoryLimit', 'memoryUsage', 'memoryMaxUsage', 'sizeUsage', 'sizeLimit',
+  'taskCreatedTime', 'restartCnt', 'deployNum', 'revision', 'cpuUsage', 'memoryLimit', 'memoryUsage', 'memoryMaxUsage', 'sizeUsage', 'sizeLimit',
   'serviceId', 'serviceName', 'nodeId', 'address', 'nodeName', 'nodeArch', 'imageId', 'imageName', 'imageVersion', 'imageOS', 'imageArch'];
 
 function show(k, v) {

@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Command edgechaos is make chaos-edge: the real manager, a real agent on
-// a real engine and simulated agents while services change, the real
-// agent's link cut, its engine restarted and the agent killed at random
-// moments. Its last line is the summary; it exits non-zero when a change
+// a real engine and simulated agents while services change (rolled out in
+// waves, some to an image that fails and is rolled back), the real agent's
+// link cut, its engine restarted and the agent killed at random moments. Its last line is the summary; it exits non-zero when a change
 // was duplicated or lost, or a container orphaned.
 package main
 
@@ -49,6 +49,7 @@ func main() {
 	flag.IntVar(&cfg.EngineRestarts, "engine-restarts", 5, "Restarts of the real engine.")
 	flag.IntVar(&cfg.Kills, "kills", 10, "SIGKILLs of the real agent.")
 	flag.IntVar(&cfg.Stalls, "pull-stalls", 5, "Stalls of the real node's registry link, each longer than its agent's progress deadline.")
+	flag.IntVar(&cfg.BadImages, "bad-images", 5, "Changes that also give a simulated service an image whose containers fail to start; the rollout in waves stops at its canary and is rolled back.")
 	flag.DurationVar(&cfg.SimPullTime, "sim-pull-time", 2*time.Second, "How long each pull on a simulated node takes (every replacement pulls).")
 	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Minute, "How long to wait for convergence.")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "Seed of the faults' moments.")

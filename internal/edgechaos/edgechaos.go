@@ -42,8 +42,10 @@ import (
 
 	mobyclient "github.com/moby/moby/client"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
@@ -78,6 +80,13 @@ type Config struct {
 	// (SimPullTime) throughout.
 	Cuts, EngineRestarts, Kills, Stalls int
 	SimPullTime                         time.Duration
+	// BadImages of the changes, spread over the run, also give a
+	// simulated service an image whose containers fail to start. Every
+	// service rolls out in waves (a canary first, then one node at a
+	// time), the simulated ones with autoRollback, so each such rollout
+	// stops at its canary and returns to the last configuration that ran
+	// everywhere.
+	BadImages int
 	// Timeout bounds each wait for convergence.
 	Timeout time.Duration
 	Seed    uint64
@@ -87,11 +96,15 @@ type Config struct {
 // Result is what a run found.
 type Result struct {
 	Changes, Cuts, EngineRestarts, AgentKills, Stalls int
-	// Duplicates are changes recorded twice and instances with more than
-	// one container; Orphans are containers of no current instance, or of
-	// an old revision; LostChanges are changes the watch delivered that no
-	// record holds, and real containers not running their service's last
-	// change.
+	// BadImages are the changes to a failing image; Rollbacks the
+	// rollbacks the manager made (its RolledBack events).
+	BadImages, Rollbacks int
+	// Duplicates are versions of a service's spec recorded twice and
+	// instances with more than one container; Orphans are containers of
+	// no current instance, or of an old revision; LostChanges are
+	// versions the watch delivered (the run's changes and the manager's
+	// rollbacks) that no record holds, and real containers not running
+	// their service's last change.
 	Duplicates, Orphans, LostChanges int
 	// Converge is the time from the end of the last fault until every
 	// instance succeeded at its service's newest revision.
@@ -100,8 +113,8 @@ type Result struct {
 
 // Line is the one-line summary a run prints last.
 func (r Result) Line() string {
-	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d pull_stalls=%d duplicates=%d orphans=%d lost_changes=%d converge_s=%.1f",
-		r.Cuts, r.EngineRestarts, r.AgentKills, r.Stalls, r.Duplicates, r.Orphans, r.LostChanges, r.Converge.Seconds())
+	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d pull_stalls=%d bad_images=%d rollbacks=%d duplicates=%d orphans=%d lost_changes=%d converge_s=%.1f",
+		r.Cuts, r.EngineRestarts, r.AgentKills, r.Stalls, r.BadImages, r.Rollbacks, r.Duplicates, r.Orphans, r.LostChanges, r.Converge.Seconds())
 }
 
 // Failed says whether the run found anything duplicated, orphaned or lost.
@@ -156,13 +169,13 @@ type run struct {
 	realChanged chan struct{}
 
 	mu        sync.Mutex
-	delivered map[string]map[string]bool // service -> CHANGE values the watch delivered
+	delivered map[string]map[int64]string // service -> generation -> its CHANGE value, as the watch delivered them
 }
 
 // Run performs one chaos run.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
-	r := &run{cfg: cfg, realChanged: make(chan struct{}, 1), delivered: map[string]map[string]bool{}}
+	r := &run{cfg: cfg, realChanged: make(chan struct{}, 1), delivered: map[string]map[int64]string{}}
 	r.logf = func(format string, args ...any) { fmt.Fprintf(cfg.Log, "edge-chaos: "+format+"\n", args...) }
 	env, restCfg, c, err := testenv.Start()
 	if err != nil {
@@ -212,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	sim, err := procs.Start(ctx, r.dir, "sim", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
 		"--nodes", strconv.Itoa(cfg.SimNodes), "--node-prefix", "sim", "--labels", "pool=sim", "--renew-interval", "2s",
 		"--start-delay", "200ms", "--min-report-interval", "200ms", "--metrics-interval", "30s",
-		"--slow-pulls", "^box@", "--pull-time", cfg.SimPullTime.String())
+		"--slow-pulls", "^box@", "--pull-time", cfg.SimPullTime.String(), "--fail-images", "^"+badImage+"@")
 	if err != nil {
 		return res, err
 	}
@@ -295,6 +308,9 @@ func (r *run) createServices(ctx context.Context) error {
 					Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Env: []string{"CHANGE=0"}, Network: "none"}},
 				},
 				RevisionHistoryLimit: ptr.To(int32(1000)),
+				// In waves: a canary, then one node at a time.
+				Strategy: edgev1alpha1.ServiceStrategy{Type: edgev1alpha1.StrategyRollingUpdate,
+					RollingUpdate: &edgev1alpha1.RollingUpdateStrategy{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Canary: ptr.To(intstr.FromInt32(1))}},
 			},
 		}
 		if strings.HasPrefix(name, "real-") {
@@ -303,6 +319,10 @@ func (r *run) createServices(ctx context.Context) error {
 			svc.Spec.Image.PullSecretRefs = []edgev1alpha1.LocalSecretReference{{Name: registrySecret}}
 		} else {
 			svc.Spec.Policy, svc.Spec.Factor = edgev1alpha1.PolicyDynamic, ptr.To[int32](2)
+			// Some of their changes fail (badChanges): a failed canary
+			// returns to what ran everywhere. The real node's faults
+			// are transient, and its rollouts wait them out.
+			svc.Spec.Strategy.AutoRollback = true
 			svc.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "sim"}}
 		}
 		if err := r.c.Create(ctx, svc); err != nil {
@@ -325,8 +345,10 @@ func change(s *edgev1alpha1.EdgeService) string {
 	return ""
 }
 
-// watch notes every CHANGE value the watch delivers for each service:
-// each must be recorded exactly once.
+// watch notes every version of each service's spec the watch delivers
+// (its generation, and its CHANGE value for the log): each must be
+// recorded exactly once. A rollback restores an earlier CHANGE value as a
+// new version, so versions, not values, are what is counted.
 func (r *run) watch(ctx context.Context, cfg *rest.Config) error {
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
@@ -341,9 +363,9 @@ func (r *run) watch(ctx context.Context, cfg *rest.Config) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.delivered[s.Name] == nil {
-				r.delivered[s.Name] = map[string]bool{}
+				r.delivered[s.Name] = map[int64]string{}
 			}
-			r.delivered[s.Name][change(s)] = true
+			r.delivered[s.Name][s.Generation] = change(s)
 		}
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
@@ -453,6 +475,7 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 			}
 		})
 	}
+	bad := r.badChanges(names)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.Rate))
 	defer tick.Stop()
 	for i := 1; time.Since(start) < r.cfg.Duration; i++ {
@@ -470,11 +493,17 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 				return err
 			}
 			s.Spec.Config.Linux.Env = []string{"CHANGE=" + strconv.Itoa(i)}
+			if bad[i] {
+				s.Spec.Image.Ref = edgev1alpha1.ImageRef(fmt.Sprintf("%s@%d#linux", badImage, i))
+			}
 			return r.c.Update(ctx, s)
 		}); err != nil {
 			return last, err
 		}
 		res.Changes++
+		if bad[i] {
+			res.BadImages++
+		}
 		if strings.HasPrefix(name, "real-") {
 			select {
 			case r.realChanged <- struct{}{}:
@@ -494,6 +523,25 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 		last = time.Now()
 	}
 	return last, nil
+}
+
+// badImage names the images whose containers fail to start on the
+// simulated nodes.
+const badImage = "bad"
+
+// badChanges picks the changes that also give a simulated service a
+// failing image: BadImages of them, spread evenly over the run's changes.
+func (r *run) badChanges(names []string) map[int]bool {
+	out := map[int]bool{}
+	planned := int(r.cfg.Rate * r.cfg.Duration.Seconds())
+	for j := range r.cfg.BadImages {
+		i := (j + 1) * planned / (r.cfg.BadImages + 1)
+		for i < planned && !strings.HasPrefix(names[(i-1)%len(names)], "sim-") {
+			i++
+		}
+		out[i] = true
+	}
+	return out
 }
 
 func (r *run) startAgent(ctx context.Context) error {
@@ -567,28 +615,40 @@ func (r *run) check(ctx context.Context, res *Result) error {
 	if err := r.c.List(ctx, records, client.InNamespace("default")); err != nil {
 		return err
 	}
-	recorded := map[string]map[string]int{}
+	recorded := map[string]map[int64]int{}
 	for _, rec := range records.Items {
 		if recorded[rec.Spec.ServiceName] == nil {
-			recorded[rec.Spec.ServiceName] = map[string]int{}
+			recorded[rec.Spec.ServiceName] = map[int64]int{}
 		}
-		svc := &edgev1alpha1.EdgeService{Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: rec.Spec.DeploySpec}}
-		recorded[rec.Spec.ServiceName][change(svc)]++
+		gen, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
+		if err != nil {
+			return fmt.Errorf("record %s has no generation: %w", rec.Name, err)
+		}
+		recorded[rec.Spec.ServiceName][gen]++
 	}
 	r.mu.Lock()
 	for name, want := range r.delivered {
-		for v := range want {
-			switch n := recorded[name][v]; {
+		for gen, v := range want {
+			switch n := recorded[name][gen]; {
 			case n == 0:
 				res.LostChanges++
-				r.logf("%s: CHANGE=%s delivered but not recorded", name, v)
+				r.logf("%s: generation %d (CHANGE=%s) delivered but not recorded", name, gen, v)
 			case n > 1:
 				res.Duplicates += n - 1
-				r.logf("%s: CHANGE=%s recorded %d times", name, v, n)
+				r.logf("%s: generation %d (CHANGE=%s) recorded %d times", name, gen, v, n)
 			}
 		}
 	}
 	r.mu.Unlock()
+	events := &eventsv1.EventList{}
+	if err := r.c.List(ctx, events, client.InNamespace("default")); err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.Reason == edgev1alpha1.ReasonRolledBack && strings.HasPrefix(e.Note, "Rolled back") {
+			res.Rollbacks++
+		}
+	}
 
 	// The real engine: one container per instance, at its revision,
 	// running the service's last change; nothing else of the node's.

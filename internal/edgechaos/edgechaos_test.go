@@ -32,9 +32,10 @@ import (
 )
 
 // TestEdgeChaos is the short edge chaos run of make test: on Podman, 40 s
-// of changes with the real agent's link cut twice, its engine restarted
-// once and the agent killed three times. Nothing may be duplicated,
-// orphaned or lost.
+// of changes rolled out in waves, two of them to an image that fails, with
+// the real agent's link cut twice, its engine restarted once and the agent
+// killed three times. Nothing may be duplicated, orphaned or lost, and the
+// failing rollouts are rolled back.
 func TestEdgeChaos(t *testing.T) {
 	if testenv.EngineSkipped() {
 		fmt.Printf("edge chaos skipped: %s=1\n", testenv.SkipEngineVar)
@@ -51,7 +52,7 @@ func TestEdgeChaos(t *testing.T) {
 	defer cancel()
 	res, err := edgechaos.Run(ctx, edgechaos.Config{
 		Bin: bin, Engine: "podman", SimNodes: 6, SimServices: 4, RealServices: 3, Rate: 2, Duration: 40 * time.Second,
-		Cuts: 2, EngineRestarts: 1, Kills: 3, Stalls: 2, SimPullTime: time.Second, Timeout: 2 * time.Minute, Seed: uint64(time.Now().UnixNano()), Log: os.Stderr,
+		Cuts: 2, EngineRestarts: 1, Kills: 3, Stalls: 2, BadImages: 2, SimPullTime: time.Second, Timeout: 2 * time.Minute, Seed: uint64(time.Now().UnixNano()), Log: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,9 @@ func TestEdgeChaos(t *testing.T) {
 	t.Log(res.Line())
 	if res.Cuts != 2 || res.EngineRestarts != 1 || res.AgentKills != 3 || res.Stalls != 2 {
 		t.Errorf("faults injected: %s; want 2 cuts, 1 engine restart, 3 kills, 2 registry stalls", res.Line())
+	}
+	if res.BadImages != 2 || res.Rollbacks < 1 {
+		t.Errorf("failing rollouts: %s; want 2 changes to a failing image, rolled back at least once", res.Line())
 	}
 	if res.Failed() {
 		t.Errorf("the edge lost or duplicated something under faults: %s", res.Line())
