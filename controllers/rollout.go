@@ -106,11 +106,28 @@ func planRollout(spec *edgev1alpha1.EdgeServiceSpec, current int64, nodes []roll
 		}
 		candidates = append(candidates, n)
 	}
+	ru := spec.Strategy.RollingUpdate
+	if ru == nil {
+		ru = &edgev1alpha1.RollingUpdateStrategy{}
+	}
+	canary := 0
+	if rolling {
+		canary = scaled(ru.Canary, intstr.FromInt32(0), total, true)
+	}
+	inCanary := canary > 0 && updatedReady < canary
 	switch {
 	case exceeded > 0:
 		plan.stalled = &problem{edgev1alpha1.ReasonProgressDeadlineExceeded, fmt.Sprintf(
 			"no instance newly ran revision %d for %s (progressDeadlineSeconds): %d of %d instances run it, %d failed, %d at earlier revisions",
 			current, exceeded, updatedReady, total, failedAtCurrent, total-updated)}
+		return plan
+	case inCanary && failedAtCurrent > 0 && !spec.Paused:
+		// Also when the canary is every node of the service: nothing
+		// waits for it, but it failed all the same. A paused rollout
+		// does nothing, this included.
+		plan.stalled = &problem{edgev1alpha1.ReasonCanaryFailed, fmt.Sprintf(
+			"%d of the canary's %d instances failed at revision %d; %d of %d instances run it, the rest stay at their revision",
+			failedAtCurrent, canary, current, updatedReady, total)}
 		return plan
 	case len(candidates) == 0:
 		return plan
@@ -124,19 +141,7 @@ func planRollout(spec *edgev1alpha1.EdgeServiceSpec, current int64, nodes []roll
 		return plan
 	}
 
-	ru := spec.Strategy.RollingUpdate
-	if ru == nil {
-		ru = &edgev1alpha1.RollingUpdateStrategy{}
-	}
 	maxUnavailable := max(1, scaled(ru.MaxUnavailable, intstr.FromString("25%"), total, false))
-	canary := scaled(ru.Canary, intstr.FromInt32(0), total, true)
-	inCanary := canary > 0 && updatedReady < canary
-	if inCanary && failedAtCurrent > 0 {
-		plan.stalled = &problem{edgev1alpha1.ReasonCanaryFailed, fmt.Sprintf(
-			"%d of the canary's %d instances failed at revision %d; %d of %d instances run it, the rest stay at their revision",
-			failedAtCurrent, canary, current, updatedReady, total)}
-		return plan
-	}
 	// Nodes that cost the least first: moving an instance that is not
 	// running anyway takes nothing from the budget.
 	slices.SortFunc(candidates, func(a, b rolloutNode) int {
@@ -256,27 +261,36 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 		}
 		n.instances++
 	}
-	readyAtCurrent := int32(0)
-	for _, inst := range placed {
-		n := byName[inst.NodeName]
-		if n.revision == 0 {
-			continue
-		}
-		switch st, _ := instances.Status(n.revision, svc.Spec.Action, observed(nodes, inst)); st {
-		case edgev1alpha1.DeploySuccess:
-			n.available++
-			if n.revision == rev {
-				readyAtCurrent++
+	was := &svc.Status
+	done := was.DeployedRevision >= rev
+	behind := slices.ContainsFunc(list, func(n *rolloutNode) bool { return n.revision != rev && !n.legacy })
+	// What each instance runs matters while the revision has not run
+	// everywhere (progress, the deadline) and to a rollout in waves with
+	// nodes behind (the budget, the canary). A settled service, most of
+	// the reconciles of a wide one, skips reading every report here.
+	readyAtCurrent := was.ReadyReplicas
+	if !done || (svc.Spec.Strategy.Type == edgev1alpha1.StrategyRollingUpdate && behind) {
+		readyAtCurrent = 0
+		for _, inst := range placed {
+			n := byName[inst.NodeName]
+			if n.revision == 0 {
+				continue
 			}
-		case edgev1alpha1.DeployFailure:
-			n.failed++
+			switch st, _ := instances.Status(n.revision, svc.Spec.Action, observed(nodes, inst)); st {
+			case edgev1alpha1.DeploySuccess:
+				n.available++
+				if n.revision == rev {
+					readyAtCurrent++
+				}
+			case edgev1alpha1.DeployFailure:
+				n.failed++
+			}
 		}
 	}
-	was := &svc.Status
 	progressing := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionProgressing)
 	resumed := !svc.Spec.Paused && progressing != nil && progressing.Reason == edgev1alpha1.ReasonRolloutPaused
 	out := rollout{progress: progressTime(was, rev, readyAtCurrent, resumed, now)}
-	left, deadline, ok := deadlineLeft(&svc.Spec, out.progress, was.DeployedRevision >= rev, now)
+	left, deadline, ok := deadlineLeft(&svc.Spec, out.progress, done, now)
 	exceeded := time.Duration(0)
 	switch {
 	case ok && left <= 0:
