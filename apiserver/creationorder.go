@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,17 @@ func (o *creationOrder) removeLocked(name string) {
 	if i := slices.IndexFunc(o.keys, func(k orderKey) bool { return k.name == name }); i >= 0 {
 		o.keys = slices.Delete(o.keys, i, i+1)
 	}
+}
+
+// list returns the names of page p of the list, filtered by the
+// request's name parameter (a case-insensitive substring), and how many
+// match in all.
+func (o *creationOrder) list(q url.Values, p page) ([]string, int) {
+	start := 0
+	if p.size > 0 {
+		start = (p.num - 1) * p.size
+	}
+	return o.page(strings.ToLower(q.Get("name")), start, p.size)
 }
 
 // page returns the names from the start-th on, at most size of them

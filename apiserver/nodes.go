@@ -18,7 +18,6 @@ package apiserver
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,11 +64,7 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := 0
-	if p.size > 0 {
-		start = (p.num - 1) * p.size
-	}
-	names, total := s.nodes.page(strings.ToLower(q.Get("name")), start, p.size)
+	names, total := s.nodes.list(q, p)
 	out := &nodePage{page: pageOf[*edgev1alpha1.EdgeNode]{List: make([]*edgev1alpha1.EdgeNode, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}, basic: basic, now: s.opts.Clock.Now(), s: s}
 	for _, name := range names {
 		// The cached object itself, read only. The index and the order

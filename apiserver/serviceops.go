@@ -139,11 +139,7 @@ func (s *Server) listServices(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := 0
-	if p.size > 0 {
-		start = (p.num - 1) * p.size
-	}
-	names, total := s.services.page(strings.ToLower(q.Get("name")), start, p.size)
+	names, total := s.services.list(q, p)
 	out := pageOf[serviceItem]{List: make([]serviceItem, 0, len(names)), Total: total, PageNum: p.num, PageSize: p.size}
 	for _, name := range names {
 		// The cached object itself, read only; the order and the index
