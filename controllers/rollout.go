@@ -71,8 +71,10 @@ type rolloutPlan struct {
 // progress deadline (exceeded says how long it went without progress)
 // moves nothing more. A new node takes the current revision unless the
 // rollout holds at an earlier one (paused, or moving in waves while a
-// stable revision runs elsewhere).
-func planRollout(spec *edgev1alpha1.EdgeServiceSpec, current int64, nodes []rolloutNode, exceeded time.Duration) rolloutPlan {
+// stable revision runs elsewhere). deployed says the current revision
+// ran on every instance once: its canary is behind it, and a failure
+// now is no canary's.
+func planRollout(spec *edgev1alpha1.EdgeServiceSpec, current int64, nodes []rolloutNode, exceeded time.Duration, deployed bool) rolloutPlan {
 	plan := rolloutPlan{current: map[string]bool{}}
 	total, unavailable, updated, updatedReady, failedAtCurrent := 0, 0, 0, 0, 0
 	stable := false
@@ -114,7 +116,7 @@ func planRollout(spec *edgev1alpha1.EdgeServiceSpec, current int64, nodes []roll
 	if rolling {
 		canary = scaled(ru.Canary, intstr.FromInt32(0), total, true)
 	}
-	inCanary := canary > 0 && updatedReady < canary
+	inCanary := canary > 0 && updatedReady < canary && !deployed
 	switch {
 	case exceeded > 0:
 		plan.stalled = &problem{edgev1alpha1.ReasonProgressDeadlineExceeded, fmt.Sprintf(
@@ -302,7 +304,7 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 	for _, n := range list {
 		flat = append(flat, *n)
 	}
-	out.rolloutPlan = planRollout(&svc.Spec, rev, flat, exceeded)
+	out.rolloutPlan = planRollout(&svc.Spec, rev, flat, exceeded, done)
 
 	// What a node that does not move carries: its revision's record, else
 	// an entry at that revision; a new node that does not move takes the

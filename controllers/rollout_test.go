@@ -107,7 +107,7 @@ func TestPlanRollout(t *testing.T) {
 			"a old waiting: rolling update: 2 of 3 instances at revision 2; waiting for at most 1 of 3 instances unavailable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := planRollout(&tc.spec, 2, tc.nodes, tc.exceeded)
+			plan := planRollout(&tc.spec, 2, tc.nodes, tc.exceeded, false)
 			got := strings.Join(slices.Sorted(maps.Keys(plan.current)), " ")
 			if plan.waiting != "" {
 				got += " waiting: " + plan.waiting
@@ -119,6 +119,16 @@ func TestPlanRollout(t *testing.T) {
 				t.Fatalf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+	// Once the revision ran everywhere, its canary is behind it: a
+	// failure now (here beside a node added by a scale) is no canary's,
+	// and nothing is rolled back for it.
+	spec := rolling(count(1), count(1))
+	if plan := planRollout(&spec, 2, []rolloutNode{at("a", 2, "failed"), at("new", 0, "")}, 0, true); plan.stalled != nil || !plan.current["new"] {
+		t.Fatalf("after the rollout: stalled %+v, current %v", plan.stalled, plan.current)
+	}
+	if plan := planRollout(&spec, 2, []rolloutNode{at("a", 2, "failed"), at("new", 0, "")}, 0, false); plan.stalled == nil {
+		t.Fatal("during the rollout: a failed canary does not stall it")
 	}
 }
 
