@@ -83,6 +83,19 @@ type kubeAuthorizer struct {
 	// review's timeout, and one probe at a time watches for the API server
 	// to come back.
 	down, probing atomic.Bool
+	// life ends the probe with the server that runs it (Start's context).
+	life atomic.Pointer[context.Context]
+}
+
+// stopWith ties the authorizer's background work to ctx, the server's.
+func (a *kubeAuthorizer) stopWith(ctx context.Context) { a.life.Store(&ctx) }
+
+// lifetime is the server's context; the background one before Start.
+func (a *kubeAuthorizer) lifetime() context.Context {
+	if ctx := a.life.Load(); ctx != nil {
+		return *ctx
+	}
+	return context.Background()
 }
 
 // decided is a cached decision and when it was made.
@@ -233,23 +246,29 @@ func (a *kubeAuthorizer) unreachable(err error) bool {
 	return true
 }
 
-// probe asks the API server's /readyz, once a second, until it answers;
-// then reviews are asked again. One probe runs at a time.
+// probe asks the API server's /readyz, once a second, until it answers
+// or the server stops; then reviews are asked again. One probe runs at a
+// time.
 func (a *kubeAuthorizer) probe() {
 	if !a.probing.CompareAndSwap(false, true) {
 		return
 	}
+	life := a.lifetime()
 	go func() {
 		defer a.probing.Store(false)
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), reviewTimeout)
+			ctx, cancel := context.WithTimeout(life, reviewTimeout)
 			err := a.client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 			cancel()
 			if err == nil {
 				a.down.Store(false)
 				return
 			}
-			time.Sleep(time.Second)
+			select {
+			case <-life.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 	}()
 }

@@ -250,6 +250,9 @@ func (s *Server) Addr() string {
 
 // Start serves until ctx is done.
 func (s *Server) Start(ctx context.Context) error {
+	if a, ok := s.auth.(*kubeAuthorizer); ok {
+		a.stopWith(ctx) // before the first request can start a probe
+	}
 	ln, err := net.Listen("tcp", s.opts.BindAddress)
 	if err != nil {
 		return err

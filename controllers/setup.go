@@ -64,8 +64,6 @@ func DefaultOptions() Options {
 	}
 }
 
-// CacheOptions limits the cache to what the reconcilers read: Leases only
-// from the lease namespace, and no managedFields anywhere.
 // nodeCredentialsSelector selects the nodes' credentials Secrets.
 var nodeCredentialsSelector = func() labels.Selector {
 	req, err := labels.NewRequirement(edgev1alpha1.LabelNodeCredentials, selection.Exists, nil)
@@ -75,6 +73,8 @@ var nodeCredentialsSelector = func() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }()
 
+// CacheOptions limits the cache to what the reconcilers read: Leases only
+// from the lease namespace, and no managedFields anywhere.
 func CacheOptions(o Options) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
