@@ -19,6 +19,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -139,3 +140,7 @@ type Stats struct {
 	Memory *edgev1alpha1.MemoryUsage
 	Size   *edgev1alpha1.SizeUsage
 }
+
+// Percent rounds a CPU share to the one decimal a node's status reports,
+// as every runtime reports it.
+func Percent(v float64) float64 { return math.Round(v*10) / 10 }

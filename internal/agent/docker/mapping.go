@@ -25,6 +25,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/imageref"
 )
 
@@ -119,12 +120,12 @@ func cpuUsage(prev, cur cpuSample) edgev1alpha1.CPUUsage {
 		return out
 	}
 	sys := float64(cur.system - prev.system)
-	out.Total = round1(float64(cur.total-prev.total) / sys * 100)
+	out.Total = agent.Percent(float64(cur.total-prev.total) / sys * 100)
 	if len(cur.perCPU) == len(prev.perCPU) && n > 0 {
 		perCore := sys / float64(n)
 		for i := range min(n, len(cur.perCPU)) {
 			if cur.perCPU[i] >= prev.perCPU[i] {
-				out.Cores[i] = round1(min(100, float64(cur.perCPU[i]-prev.perCPU[i])/perCore*100))
+				out.Cores[i] = agent.Percent(min(100, float64(cur.perCPU[i]-prev.perCPU[i])/perCore*100))
 			}
 		}
 	}
@@ -155,5 +156,3 @@ func mapState(s container.ContainerState) edgev1alpha1.ContainerState {
 		return edgev1alpha1.ContainerExited
 	}
 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

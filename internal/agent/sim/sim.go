@@ -26,7 +26,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"regexp"
 	"sync"
@@ -284,10 +283,10 @@ func (r *runtime) Stats(_ context.Context, id string) (agent.Stats, error) {
 	st := &c.stats
 	total := 0.0
 	for i := range st.CPU.Cores {
-		st.CPU.Cores[i] = round1(clamp(st.CPU.Cores[i]+r.rnd.NormFloat64()*5, 0, 100))
+		st.CPU.Cores[i] = agent.Percent(clamp(st.CPU.Cores[i]+r.rnd.NormFloat64()*5, 0, 100))
 		total += st.CPU.Cores[i]
 	}
-	st.CPU.Total = round1(total / float64(len(st.CPU.Cores)))
+	st.CPU.Total = agent.Percent(total / float64(len(st.CPU.Cores)))
 	st.Memory.Usage = int64(clamp(float64(st.Memory.Usage)+r.rnd.NormFloat64()*4e6, 4<<20, float64(st.Memory.Limit)))
 	st.Memory.MaxUsage = max(st.Memory.MaxUsage, st.Memory.Usage)
 	st.Size.Usage = min(st.Size.Limit, st.Size.Usage+int64(r.rnd.IntN(1<<16)))
@@ -321,5 +320,3 @@ func hash(s string) string {
 }
 
 func clamp(v, lo, hi float64) float64 { return min(hi, max(lo, v)) }
-
-func round1(v float64) float64 { return math.Round(v*10) / 10 }
