@@ -22,12 +22,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // FieldOwner is the field manager of every write the controllers make, so
@@ -119,22 +119,10 @@ func capList(items []string) string {
 	}
 	parts := make([]string, 0, len(shown)+1)
 	for _, it := range shown {
-		parts = append(parts, capText(it, maxItemText))
+		parts = append(parts, text.Cut(it, maxItemText))
 	}
 	if more := len(items) - len(shown); more > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// capText cuts s to at most n bytes, on a rune boundary, marking the cut.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

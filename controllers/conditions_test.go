@@ -25,6 +25,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 func TestSummarize(t *testing.T) {
@@ -110,7 +112,7 @@ func TestCaps(t *testing.T) {
 	if n := len(capList(hundred)); n > maxListed*(maxItemText+2)+20 {
 		t.Errorf("100 messages of 4 KiB joined to %d bytes", n)
 	}
-	if got := capText("short", 10); got != "short" {
+	if got := text.Cut("short", 10); got != "short" {
 		t.Errorf("capText cut a short text: %q", got)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // nodeReady is a node's Ready condition from its liveness and the
@@ -36,7 +37,7 @@ func nodeReady(state edgev1alpha1.NodeState, reason, message string, runtime *me
 		if runtime.Message != "" {
 			msg += ": " + runtime.Message
 		}
-		return metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable, capText(msg, maxItemText)
+		return metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable, text.Cut(msg, maxItemText)
 	}
 	return metav1.ConditionTrue, reason, message
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/instances"
 	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // EdgeServiceReconciler places a service's instances on nodes, follows their
@@ -516,18 +517,18 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 	for _, f := range want.Failed {
 		if rev, ok := before[f.TaskID]; !ok || rev != f.Revision {
 			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy", "%s",
-				capText(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", f.Name, f.NodeName, f.Revision, f.Message), maxEventNote))
+				text.Cut(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", f.Name, f.NodeName, f.Revision, f.Message), maxEventNote))
 		}
 	}
 	if p := serviceFailure(want.Conditions); p != nil && (p.reason == edgev1alpha1.ReasonProgressDeadlineExceeded || p.reason == edgev1alpha1.ReasonCanaryFailed) {
 		if q := serviceFailure(was.Conditions); q == nil || q.reason != p.reason {
-			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, p.reason, "Rollout", "%s", capText("Rollout stalled: "+p.message, maxEventNote))
+			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, p.reason, "Rollout", "%s", text.Cut("Rollout stalled: "+p.message, maxEventNote))
 		}
 	}
 	old := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionDegraded)
 	now := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionDegraded)
 	if now != nil && now.Reason == edgev1alpha1.ReasonPlacementFailed && (old == nil || old.Message != now.Message) {
-		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", capText(now.Message, maxEventNote))
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", text.Cut(now.Message, maxEventNote))
 	}
 }
 

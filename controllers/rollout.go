@@ -33,6 +33,7 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/instances"
 	"github.com/edgeplane/edgeplane/internal/records"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // rolloutNode is one node's instances of a service as a rollout sees
@@ -366,7 +367,7 @@ func (r *EdgeServiceReconciler) rollBack(ctx context.Context, svc *edgev1alpha1.
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	changed, err := records.Restore(&svc.Spec, rec)
 	if err != nil {
-		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonRolledBack, "RollBack", "%s", capText("Cannot roll back: "+err.Error(), maxEventNote))
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonRolledBack, "RollBack", "%s", text.Cut("Cannot roll back: "+err.Error(), maxEventNote))
 		return nil
 	}
 	if !changed {
@@ -377,7 +378,7 @@ func (r *EdgeServiceReconciler) rollBack(ctx context.Context, svc *edgev1alpha1.
 		return fmt.Errorf("rolling back to revision %d: %w", rec.Spec.Revision, err)
 	}
 	logf.FromContext(ctx).Info("Rolled back", "from", from, "to", rec.Spec.Revision, "reason", why.reason)
-	r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonRolledBack, "RollBack", "%s", capText(fmt.Sprintf(
+	r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonRolledBack, "RollBack", "%s", text.Cut(fmt.Sprintf(
 		"Rolled back from revision %d to the configuration of revision %d, the last that ran on every instance (%s: %s)", from, rec.Spec.Revision, why.reason, why.message), maxEventNote))
 	return nil
 }

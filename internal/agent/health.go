@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // health is the node's view of its container engine, as the kubelet's
@@ -112,7 +113,7 @@ func (h *health) condition() *metav1.Condition {
 	c := &metav1.Condition{Type: edgev1alpha1.ConditionRuntimeReady, Status: metav1.ConditionTrue,
 		Reason: edgev1alpha1.ReasonRuntimeReachable, Message: "The container runtime answers.", LastTransitionTime: metav1.NewTime(h.changedAt.Truncate(time.Second))}
 	if h.down {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable, truncate(h.message, 1024)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, edgev1alpha1.ReasonRuntimeUnreachable, text.Cut(h.message, 1024)
 	}
 	return c
 }

@@ -24,11 +24,11 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/text"
 	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
 
@@ -294,7 +294,7 @@ func withinMaxItems(cs []edgev1alpha1.ObservedContainer) ([]edgev1alpha1.Observe
 // imagePull is the status of a pull an instance waits on.
 func imagePull(pl *pull) *edgev1alpha1.ImagePull {
 	pr, queued := pl.progress()
-	out := &edgev1alpha1.ImagePull{Image: truncate(pl.image, 255), BytesDone: pr.Done, BytesTotal: pr.Total}
+	out := &edgev1alpha1.ImagePull{Image: text.Cut(pl.image, 255), BytesDone: pr.Done, BytesTotal: pr.Total}
 	if queued {
 		out.Queued = true
 	}
@@ -304,7 +304,7 @@ func imagePull(pl *pull) *edgev1alpha1.ImagePull {
 // observe is the status entry of one container.
 func observe(c *Container, f *failure, figures map[string]Stats, arch string) edgev1alpha1.ObservedContainer {
 	o := edgev1alpha1.ObservedContainer{
-		Name: c.Name, ID: c.ID, State: c.State, Image: truncate(c.Image, 255), ImageID: truncate(c.ImageID, 255), ImageArch: arch,
+		Name: c.Name, ID: c.ID, State: c.State, Image: text.Cut(c.Image, 255), ImageID: text.Cut(c.ImageID, 255), ImageArch: arch,
 		RestartCount: c.RestartCount, CreatedTime: timeOrNil(c.CreatedAt), StartedTime: timeOrNil(c.StartedAt),
 	}
 	if task := c.TaskID(); task != "" {
@@ -312,7 +312,7 @@ func observe(c *Container, f *failure, figures map[string]Stats, arch string) ed
 		if f != nil && f.revision == o.Revision && f.id == c.ID {
 			o.FailedMessage = f.message
 		} else if c.State == edgev1alpha1.ContainerExited && (c.ExitCode != 0 || c.OOMKilled) {
-			o.FailedMessage = truncate(exitMessage(c), maxMessage)
+			o.FailedMessage = text.Cut(exitMessage(c), maxMessage)
 		}
 	}
 	if st, ok := figures[c.ID]; ok && c.State == edgev1alpha1.ContainerRunning {
@@ -337,17 +337,4 @@ func timeOrNil(t time.Time) *metav1.Time {
 		return nil
 	}
 	return &metav1.Time{Time: t.Truncate(time.Second)}
-}
-
-// truncate cuts s to at most n bytes, on a character boundary, marking the
-// cut with "...".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := max(0, n-3)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

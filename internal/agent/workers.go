@@ -25,6 +25,7 @@ import (
 	"time"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/text"
 )
 
 // workers gives each instance on the node a worker of its own, as the
@@ -382,7 +383,7 @@ func retryDelay(attempts int) time.Duration {
 // is tried again.
 func failureMessage(err error, delay time.Duration, at time.Time) string {
 	suffix := fmt.Sprintf("; back-off %s, next attempt at %s", delay, at.UTC().Format(time.RFC3339))
-	return truncate(err.Error(), maxMessage-len(suffix)) + suffix
+	return text.Cut(err.Error(), maxMessage-len(suffix)) + suffix
 }
 
 func (w *worker) setFailure(f *failure) {
