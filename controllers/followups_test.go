@@ -74,11 +74,6 @@ func TestFollowUps(t *testing.T) {
 	if got, _ := q.Get(); got.NamespacedName != small {
 		t.Fatalf("first queued %v, want %v", got, small)
 	}
-	// The queue sets its timer on the fake clock from its own goroutine:
-	// a step before the timer exists would move the timer's start too.
-	for deadline := time.Now().Add(5 * time.Second); !clk.HasWaiters() && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
 	clk.Step(999 * time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	if q.Len() != 0 {
