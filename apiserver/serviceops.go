@@ -115,7 +115,7 @@ func health(svc *edgev1alpha1.EdgeService) (string, string, string) {
 	case svc.Status.ObservedGeneration < svc.Generation:
 		return "progressing", "", "The manager has not yet read the latest change."
 	}
-	if c := find("Stalled"); c != nil && c.Status == metav1.ConditionTrue {
+	if c := find(edgev1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
 		return "stalled", c.Reason, c.Message
 	}
 	if c := find(edgev1alpha1.ConditionProgressing); c != nil && c.Reason == edgev1alpha1.ReasonRolloutPaused {
@@ -324,12 +324,7 @@ func (s *Server) createService(r *http.Request) (any, error) {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return nil, badField("name", fmt.Sprintf("%q cannot name a service: %s", name, strings.Join(errs, "; ")))
 	}
-	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: name}, Spec: t.ServiceSpec()}
-	if len(body.Nodes) > 0 {
-		svc.Spec.Policy, svc.Spec.Nodes = edgev1alpha1.PolicyStatic, body.Nodes
-	} else {
-		svc.Spec.Policy, svc.Spec.Factor = edgev1alpha1.PolicyDynamic, body.Factor
-	}
+	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: name}, Spec: t.ServiceSpec(body.Nodes, body.Factor)}
 	if err := s.writer.Create(r.Context(), svc, client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("A service named %s exists; give another name.", name),

@@ -50,12 +50,8 @@ type problem struct{ reason, message string }
 
 // Summary conditions, read by GitOps tools and kubectl wait.
 const (
-	// conditionReconciling and conditionStalled are kstatus' abnormal-true
-	// conditions: kstatus (Flux, kpt, cli-utils) reads an object with
-	// Reconciling True as InProgress and with Stalled True as Failed, and
-	// reads no other condition of a custom resource.
-	conditionReconciling = "Reconciling"
-	conditionStalled     = "Stalled"
+	conditionReconciling = edgev1alpha1.ConditionReconciling
+	conditionStalled     = edgev1alpha1.ConditionStalled
 	reasonReady          = "Ready"
 )
 

@@ -134,10 +134,6 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	ro := rolloutOf(svc, p.instances, entries, nodes, current, records, now)
-	back, noBack := rollbackTarget(svc, records)
-	if ro.stalled != nil && svc.Spec.Strategy.AutoRollback && back == nil {
-		ro.stalled.message += "; autoRollback: " + noBack
-	}
 	want, all := desiredStatus(svc, p, nodes, current, ro, now)
 
 	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
@@ -171,10 +167,10 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// otherwise announce the same transition again.
 		r.emitTransitions(svc, before, want)
 	}
-	if ro.stalled != nil && svc.Spec.Strategy.AutoRollback && back != nil {
+	if ro.back != nil {
 		// After the status, which says why: the rollback is a spec
 		// change, recorded as a new revision by the next reconcile.
-		if err := r.rollBack(ctx, svc, back, ro.stalled); err != nil {
+		if err := r.rollBack(ctx, svc, ro.back, ro.stalled); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -304,8 +300,8 @@ func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.Service
 // desiredStatus is the service's status from its placement, the agents'
 // reports on its nodes and its current record, at now: a pure function of
 // them, written in one patch when it differs from the status. It also
-// returns every instance at the current revision, with the deployment
-// status its agent's report gives it.
+// returns every instance at the revision its node's entry carries, with
+// the deployment status its agent's report gives it.
 func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, ro rollout, now time.Time) (*edgev1alpha1.EdgeServiceStatus, []edgev1alpha1.ServiceInstance) {
 	want := svc.Status.DeepCopy()
 	want.ObservedGeneration = svc.Generation

@@ -222,12 +222,14 @@ func deref[T any](p *T, def T) T {
 
 // rollout is where a service's rollout stands after this reconcile:
 // the plan, what each node's entry carries, when the rollout last made
-// progress, and when to look again for its deadline.
+// progress, when to look again for its deadline, and the record
+// autoRollback returns a stalled rollout to.
 type rollout struct {
 	rolloutPlan
 	revisions map[string]nodeRevision
 	progress  *metav1.Time
 	recheckIn time.Duration
+	back      *edgev1alpha1.DeployRecord
 }
 
 // nodeRevision is the revision a node's entry carries, and its
@@ -306,6 +308,12 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 		flat = append(flat, *n)
 	}
 	out.rolloutPlan = planRollout(&svc.Spec, rev, flat, exceeded, done)
+	if out.stalled != nil && svc.Spec.Strategy.AutoRollback {
+		var why string
+		if out.back, why = rollbackTarget(svc, recs); out.back == nil {
+			out.stalled.message += "; autoRollback: " + why
+		}
+	}
 
 	// What a node that does not move carries: its revision's record, else
 	// an entry at that revision; a new node that does not move takes the

@@ -37,6 +37,14 @@ const (
 	// False while its agent is alive but its engine is not.
 	ReasonRuntimeUnreachable = "RuntimeUnreachable"
 
+	// ConditionStalled and ConditionReconciling are kstatus' abnormal-true
+	// conditions, set beside Ready on every kind the manager reconciles:
+	// kstatus (Flux, kpt, cli-utils) reads Reconciling True as InProgress
+	// and Stalled True as Failed, and no other condition of a custom
+	// resource. Absent means False.
+	ConditionStalled     = "Stalled"
+	ConditionReconciling = "Reconciling"
+
 	// ConditionAvailable is True on an EdgeService while every instance runs
 	// the current revision.
 	ConditionAvailable = "Available"

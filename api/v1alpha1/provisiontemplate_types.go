@@ -143,9 +143,15 @@ type ProvisionTemplateList struct {
 }
 
 // ServiceSpec is the spec a template gives a new service: its folder,
-// image and defaults. The caller chooses its policy and where it runs.
-func (t *ProvisionTemplate) ServiceSpec() EdgeServiceSpec {
+// image and defaults, static on nodes when there are any, else dynamic
+// with factor instances.
+func (t *ProvisionTemplate) ServiceSpec(nodes []string, factor *int32) EdgeServiceSpec {
 	var spec EdgeServiceSpec
+	if len(nodes) > 0 {
+		spec.Policy, spec.Nodes = PolicyStatic, nodes
+	} else {
+		spec.Policy, spec.Factor = PolicyDynamic, factor
+	}
 	spec.Path = t.Spec.Path
 	spec.Image.Ref = t.Spec.ImageRef
 	if d := t.Spec.Defaults; d != nil {

@@ -535,7 +535,7 @@ func (r *run) badChanges(names []string) map[int]bool {
 	out := map[int]bool{}
 	planned := int(r.cfg.Rate * r.cfg.Duration.Seconds())
 	for j := range r.cfg.BadImages {
-		i := (j + 1) * planned / (r.cfg.BadImages + 1)
+		i := max(1, (j+1)*planned/(r.cfg.BadImages+1)) // changes count from 1
 		for i < planned && !strings.HasPrefix(names[(i-1)%len(names)], "sim-") {
 			i++
 		}

@@ -80,13 +80,7 @@ func (r *rollout) deploy(ctx context.Context, namespace string, o deployOptions)
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return fmt.Errorf("%q cannot name a service (%s); give one with --name", name, strings.Join(errs, "; "))
 	}
-	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: t.ServiceSpec()}
-	spec := &svc.Spec
-	if len(o.nodes) > 0 {
-		spec.Policy, spec.Nodes = edgev1alpha1.PolicyStatic, o.nodes
-	} else {
-		spec.Policy, spec.Factor = edgev1alpha1.PolicyDynamic, &o.factor
-	}
+	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: t.ServiceSpec(o.nodes, &o.factor)}
 	if err := r.c.Create(ctx, svc, client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s%s already exists in namespace %s; give another with --name", kindName, name, namespace)

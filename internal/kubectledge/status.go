@@ -30,9 +30,9 @@ import (
 )
 
 // conditionStalled is the condition the manager sets True when a service
-// cannot go on without a change: an instance failed, or could not be
-// placed.
-const conditionStalled = "Stalled"
+// cannot go on without a change: an instance failed or could not be
+// placed, its canary failed, or its rollout passed its deadline.
+const conditionStalled = edgev1alpha1.ConditionStalled
 
 // errStalled says a rollout stopped; kubectl edge exits non-zero.
 var errStalled = errors.New("rollout stalled")
