@@ -50,7 +50,7 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 
 .PHONY: test
 test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
-	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (internal/e2e/engine/...) are skipped"
+	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (test/e2e/engine/...) are skipped"
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 
@@ -201,11 +201,11 @@ bench-aggregated: build ## The facade both ways in, side by side on one kube-api
 
 .PHONY: outage
 outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
-	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./internal/e2e/outage -count=1 -v -run TestAPIServerOutage
+	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./test/e2e/outage -count=1 -v -run TestAPIServerOutage
 
 .PHONY: slow-pull
 slow-pull: ## The real-engine pull spec with a SLOW_PULL (2m) pull instead of make test's 8 s, on Podman and Docker Engine side by side: the node stays online, another service runs, the progress shows.
-	EDGEPLANE_SLOW_PULL=$(SLOW_PULL) KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off ./internal/e2e/engine/... -count=1 -v -ginkgo.focus 'pull slower' -ginkgo.v -timeout 30m
+	EDGEPLANE_SLOW_PULL=$(SLOW_PULL) KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off ./test/e2e/engine/... -count=1 -v -ginkgo.focus 'pull slower' -ginkgo.v -timeout 30m
 
 SLOW_PULL ?= 2m
 

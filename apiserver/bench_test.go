@@ -24,7 +24,6 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,13 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // BenchmarkFacade measures the list endpoints with 1,000 nodes and 10,000
@@ -70,23 +67,19 @@ func BenchmarkFacade(b *testing.B) {
 
 	// The facade alone, on a cache of everything: no reconciler changes
 	// what the benchmark wrote.
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(controllers.DefaultOptions())})
+	mo := manager.ForTest(controllers.DefaultOptions())
+	mo.RunControllers, mo.API.Namespace = false, facadeNamespace
+	m, err := manager.New(ctx, cfg, mo)
 	must(b, err)
-	must(b, index.Register(ctx, mgr.GetFieldIndexer()))
-	o := apiserver.DefaultOptions()
-	o.BindAddress, o.Namespace = "127.0.0.1:0", facadeNamespace
-	srv, err := apiserver.New(mgr, o)
-	must(b, err)
-	must(b, mgr.Add(srv))
-	go func() { _ = mgr.Start(ctx) }()
+	go func() { _ = m.Start(ctx) }()
 	var base string
 	for deadline := time.Now().Add(time.Minute); base == "" || httpGet(b, base+"/readyz") != http.StatusOK; {
 		if time.Now().After(deadline) {
 			b.Fatal("the facade was not ready within a minute")
 		}
 		time.Sleep(50 * time.Millisecond)
-		if srv.Addr() != "" {
-			base = "http://" + srv.Addr()
+		if m.FacadeAddr() != "" {
+			base = "http://" + m.FacadeAddr()
 		}
 	}
 
@@ -147,7 +140,7 @@ func BenchmarkFacade(b *testing.B) {
 		})
 		return b.Elapsed() / time.Duration(b.N)
 	}
-	handler := srv.Handler()
+	handler := m.Facade().Handler()
 	var order []string
 	for _, q := range queries {
 		for _, size := range []int{10, 100} {
@@ -259,28 +252,8 @@ func httpGet(b *testing.B, url string) int {
 	return resp.StatusCode
 }
 
-// parallel runs f for 0..n-1 with 16 workers.
-func parallel(b *testing.B, n int, f func(i int) error) {
-	var wg sync.WaitGroup
-	work := make(chan int)
-	errs := make(chan error, n)
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	must(b, <-errs)
-}
+// parallel runs f for 0..n-1, 16 at a time.
+func parallel(b *testing.B, n int, f func(i int) error) { must(b, testenv.Parallel(n, f)) }
 
 func seedNodes(ctx context.Context, b *testing.B, c client.Client, n, perNode int) []*edgev1alpha1.EdgeNode {
 	out := make([]*edgev1alpha1.EdgeNode, n)

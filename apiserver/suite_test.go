@@ -45,13 +45,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // The facade runs in a real manager, next to the reconcilers, against a
@@ -63,7 +61,6 @@ const facadeNamespace = "legacy"
 
 var (
 	ctx       context.Context
-	cancel    context.CancelFunc
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
@@ -101,8 +98,8 @@ func TestAPIServer(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
+	dir := GinkgoT().TempDir()
+	ctx, testEnv, cfg, k8sClient = testenv.StartSuite(testenv.Aggregated(dir, &frontProxyCA))
 
 	data, err := os.ReadFile(filepath.Join("openapi.json"))
 	Expect(err).NotTo(HaveOccurred())
@@ -110,15 +107,6 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(openAPI.Validate(ctx)).To(Succeed(), "openapi.json must be a valid OpenAPI 3 document")
 
-	dir := GinkgoT().TempDir()
-	testEnv, err = testenv.New()
-	Expect(err).NotTo(HaveOccurred())
-	frontProxyCA, err = testenv.ConfigureAggregation(testEnv, dir)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	Expect(err).NotTo(HaveOccurred())
 	kubeHTTP, err = rest.HTTPClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	opts = controllers.DefaultOptions()
@@ -129,18 +117,18 @@ var _ = BeforeSuite(func() {
 		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  testenv.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(opts),
-	})
+	// The manager as cmd/manager runs it, with the facade on baseURL
+	// beside it; the other facades share its cache, as further listeners
+	// of one process would.
+	mo := manager.ForTest(opts)
+	mo.API = facadeOptions(apiserver.AuthNone, nil, nil)
+	m, err := manager.New(ctx, cfg, mo)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
+	mgr := m.Manager
 	tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
 	tlsCA = writeCert(tlsFiles)
 	// The facade on baseURL has no CORS origins (the default); the other
 	// two allow consoleOrigin.
-	open := startFacade(mgr, apiserver.AuthNone, nil, nil)
 	withTLS := startFacade(mgr, apiserver.AuthNone, tlsFiles, []string{consoleOrigin})
 	secured := startFacade(mgr, apiserver.AuthKubernetes, tlsFiles, []string{consoleOrigin}, facadeAudience)
 	// The aggregated facade's certificate names the Service as the
@@ -153,9 +141,10 @@ var _ = BeforeSuite(func() {
 	aggregated := startFacade(mgr, apiserver.AuthKubernetes, []string{crt, key}, nil)
 	go func() {
 		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
+		Expect(m.Start(ctx)).To(Succeed())
 	}()
-	baseURL, authURL, tlsURL = open(), strings.Replace(secured(), "http://", "https://", 1), strings.Replace(withTLS(), "http://", "https://", 1)
+	Eventually(m.FacadeAddr).ShouldNot(BeEmpty())
+	baseURL, authURL, tlsURL = "http://"+m.FacadeAddr(), strings.Replace(secured(), "http://", "https://", 1), strings.Replace(withTLS(), "http://", "https://", 1)
 	aggDirectURL = strings.Replace(aggregated(), "http://", "https://", 1)
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(aggDirectURL, "https://"))
 	Expect(err).NotTo(HaveOccurred())
@@ -173,26 +162,28 @@ var _ = BeforeSuite(func() {
 	}
 })
 
-var _ = AfterSuite(func() {
-	cancel()
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
-	}
-})
-
-// startFacade adds a facade on a free loopback port to the manager and
-// returns a function that waits for its URL.
-func startFacade(mgr ctrl.Manager, auth string, tlsFiles, origins []string, audiences ...string) func() string {
-	GinkgoHelper()
+// facadeOptions are the options of one of the suite's facades.
+func facadeOptions(auth string, tlsFiles, origins []string, audiences ...string) apiserver.Options {
 	o := apiserver.DefaultOptions()
 	o.BindAddress, o.Namespace, o.Auth, o.Audiences, o.CORSAllowedOrigins = "127.0.0.1:0", facadeNamespace, auth, audiences, origins
 	if tlsFiles != nil {
 		o.TLSCertFile, o.TLSKeyFile = tlsFiles[0], tlsFiles[1]
 	}
 	o.Location = time.FixedZone("UTC+8", 8*3600)
-	srv, err := apiserver.New(mgr, o)
+	return o
+}
+
+// startFacade runs one more facade on mgr's cache, beside the manager as
+// internal/manager runs its own, and returns a function that waits for
+// its URL.
+func startFacade(mgr ctrl.Manager, auth string, tlsFiles, origins []string, audiences ...string) func() string {
+	GinkgoHelper()
+	srv, err := apiserver.New(mgr, facadeOptions(auth, tlsFiles, origins, audiences...))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(mgr.Add(srv)).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(srv.Start(ctx)).To(Succeed())
+	}()
 	return func() string {
 		Eventually(srv.Addr).ShouldNot(BeEmpty())
 		return "http://" + srv.Addr()

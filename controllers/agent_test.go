@@ -17,9 +17,10 @@ limitations under the License.
 package controllers_test
 
 import (
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -31,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // agentFieldOwner is the field manager the tests write agent fields with.

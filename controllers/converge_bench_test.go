@@ -36,12 +36,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // BenchmarkConverge measures, on envtest, how the manager follows an image
@@ -68,21 +67,16 @@ func BenchmarkConverge(b *testing.B) {
 	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}))
 
 	writes := &writeCounter{counts: map[string]int{}}
-	mcfg := rest.CopyConfig(cfg)
-	mcfg.QPS, mcfg.Burst = 50, 100 // the manager's flag defaults
-	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
-		Scheme:     testenv.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      controllers.CacheOptions(o),
-		Controller: config.Controller{MaxConcurrentReconciles: 4},
-		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
-			cl, err := client.New(config, options)
-			return &countingClient{Client: cl, counter: writes}, err
-		},
-	})
+	// The manager as cmd/manager runs it, with its flags' defaults.
+	mo := manager.ForTest(o)
+	mo.API.BindAddress = "0"
+	mo.NewClient = func(config *rest.Config, options client.Options) (client.Client, error) {
+		cl, err := client.New(config, options)
+		return &countingClient{Client: cl, counter: writes}, err
+	}
+	m, err := manager.New(ctx, cfg, mo)
 	must(b, err)
-	must(b, controllers.Setup(ctx, mgr, o))
-	go func() { _ = mgr.Start(ctx) }()
+	go func() { _ = m.Start(ctx) }()
 
 	for i := range nodes {
 		name := fmt.Sprintf("bench-%02d", i)

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,8 +70,12 @@ type EdgeServiceReconciler struct {
 	// informer's store itself: a List would copy each node's struct.
 	Informers cache.Informers
 
-	history   *configHistory
-	load      *nodeLoad
+	history *configHistory
+	load    *nodeLoad
+	// placing makes a placement and its reservation of the nodes' room
+	// one step: services reconciled at once never both take a node's
+	// last room, or all pick the same lightest node.
+	placing   sync.Mutex
 	unplaced  *unplaced
 	intents   *intents
 	writer    *assignmentWriter
@@ -109,7 +114,12 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.placing.Lock()
 	p, err := r.place(svc, existing, nodes, now, func() ([]*edgev1alpha1.EdgeNode, error) { return r.everyNode(ctx) })
+	if err == nil {
+		r.load.set(svc.UID, p.instances)
+	}
+	r.placing.Unlock()
 	if err != nil {
 		return ctrl.Result{}, err
 	}

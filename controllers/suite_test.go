@@ -27,18 +27,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // The reconcilers run in a real manager against a real kube-apiserver.
@@ -47,7 +42,6 @@ import (
 
 var (
 	ctx       context.Context
-	cancel    context.CancelFunc
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
@@ -65,13 +59,7 @@ func TestControllers(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
-
-	var err error
-	testEnv, cfg, k8sClient, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-
+	ctx, testEnv, cfg, k8sClient = testenv.StartSuite()
 	opts = controllers.DefaultOptions()
 	opts.NodeGracePeriod = 2 * time.Second
 	opts.RescheduleGrace = 3 * time.Second
@@ -85,10 +73,6 @@ var _ = AfterSuite(func() {
 	if stopManager != nil {
 		stopManager()
 	}
-	cancel()
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
-	}
 })
 
 // startManager runs a manager with every reconciler until the returned
@@ -101,15 +85,12 @@ func startManager(wrap func(client.Client) client.Client) func() {
 // startManagerWith is startManager with options of the test's own.
 func startManagerWith(opts controllers.Options, wrap func(client.Client) client.Client) func() {
 	GinkgoHelper()
-	mgrOpts := ctrl.Options{
-		Scheme:  testenv.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(opts),
-		// Several managers run in one process over the suite's life.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	}
+	mo := manager.ForTest(opts)
+	mo.API.BindAddress = "0"
+	// Several managers run in one process over the suite's life.
+	mo.SkipNameValidation = true
 	if wrap != nil {
-		mgrOpts.NewClient = func(config *rest.Config, options client.Options) (client.Client, error) {
+		mo.NewClient = func(config *rest.Config, options client.Options) (client.Client, error) {
 			c, err := client.New(config, options)
 			if err != nil {
 				return nil, err
@@ -117,27 +98,12 @@ func startManagerWith(opts controllers.Options, wrap func(client.Client) client.
 			return wrap(c), nil
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
-	Expect(err).NotTo(HaveOccurred())
-	mctx, mcancel := context.WithCancel(ctx)
-	Expect(controllers.Setup(mctx, mgr, opts)).To(Succeed())
+	m, stop := testenv.RunManager(ctx, cfg, mo)
 	// Placement reads every node from this informer's store; without a
 	// store it falls back to a List that copies every node.
-	inf, err := mgr.GetCache().GetInformer(mctx, &edgev1alpha1.EdgeNode{})
+	inf, err := m.GetCache().GetInformer(ctx, &edgev1alpha1.EdgeNode{})
 	Expect(err).NotTo(HaveOccurred())
 	_, hasStore := inf.(interface{ GetStore() toolscache.Store })
 	Expect(hasStore).To(BeTrue(), "the manager's EdgeNode informer has no store to read")
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(mctx)).To(Succeed())
-	}()
-	// A manager whose informers have not synced would miss nothing, but a
-	// spec that races two managers must race two that watch.
-	Expect(mgr.GetCache().WaitForCacheSync(mctx)).To(BeTrue(), "the manager's cache syncs")
-	return func() {
-		mcancel()
-		<-done
-	}
+	return stop
 }

@@ -21,7 +21,7 @@ runtime="${DEV_RUNTIME:-sim}"
 echo "building the control-plane binaries (once) and edgeplane's binaries..."
 assets="$(hack/envtest-assets.sh)"
 export KUBEBUILDER_ASSETS="$assets"
-go build -o bin/ ./cmd/manager ./cmd/edge-agent ./cmd/devcluster
+go build -o bin/ ./cmd/manager ./cmd/edge-agent ./hack/devcluster
 kubectl="$assets/kubectl"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-dev.XXXXXX")"

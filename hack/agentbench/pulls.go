@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/procs"
-	"github.com/edgeplane/edgeplane/internal/testenv"
-	"github.com/edgeplane/edgeplane/internal/testregistry"
+	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/test/framework/testregistry"
 )
 
 // stalledPull runs images services of as many images on one node, from a

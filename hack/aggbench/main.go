@@ -58,8 +58,8 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
-	"github.com/edgeplane/edgeplane/internal/procs"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // The trivial backend's group: its discovery is just enough for its
@@ -100,22 +100,11 @@ func run(ctx context.Context, nodes, conns int, duration time.Duration, bin, pro
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
-	if _, err := testenv.ConfigureAggregation(env, dir); err != nil {
-		return err
-	}
-	cfg, err := env.Start()
+	env, cfg, c, err := testenv.Start(testenv.Aggregated(dir, nil))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	if err != nil {
-		return err
-	}
 	if err := createNodes(ctx, c, nodes); err != nil {
 		return err
 	}
@@ -248,27 +237,10 @@ func freeAddr() string {
 
 // createNodes creates n EdgeNodes, 16 at a time.
 func createNodes(ctx context.Context, c client.Client, n int) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	work := make(chan int)
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				node := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%04d", i)},
-					Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:7200", Type: "linux", Arch: "amd64"}}
-				if err := c.Create(ctx, node); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return testenv.Parallel(n, func(i int) error {
+		return c.Create(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%04d", i)},
+			Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:7200", Type: "linux", Arch: "amd64"}})
+	})
 }
 
 // loadUser makes the load's user: a ServiceAccount bound to a role that

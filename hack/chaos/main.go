@@ -30,7 +30,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/edgeplane/edgeplane/internal/chaos"
+	"github.com/edgeplane/edgeplane/test/chaos"
 )
 
 func main() {

@@ -32,7 +32,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/edgeplane/edgeplane/internal/edgechaos"
+	"github.com/edgeplane/edgeplane/test/edgechaos"
 )
 
 func main() {

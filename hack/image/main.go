@@ -29,7 +29,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/edgeplane/edgeplane/internal/image"
+	"github.com/edgeplane/edgeplane/test/framework/image"
 )
 
 type binaries map[string]string

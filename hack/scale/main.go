@@ -48,12 +48,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/procs"
-	"github.com/edgeplane/edgeplane/internal/testenv"
 	"go.uber.org/zap/zapcore"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 func main() {
@@ -125,26 +127,20 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
 	auditArgs, auditLog, err := writeAuditPolicy(dir)
 	if err != nil {
 		return err
 	}
-	for k, v := range auditArgs {
-		env.ControlPlane.GetAPIServer().Configure().Set(k, v)
-	}
-	cfg, err := env.Start()
+	env, cfg, c, err := testenv.Start(func(env *envtest.Environment) error {
+		for k, v := range auditArgs {
+			env.ControlPlane.GetAPIServer().Configure().Set(k, v)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	if err != nil {
-		return err
-	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err

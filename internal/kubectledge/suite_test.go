@@ -30,23 +30,20 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/kubectledge"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 var update = flag.Bool("update", false, "Write the golden files from what the commands print.")
 
 var (
 	ctx        context.Context
-	cancel     context.CancelFunc
 	testEnv    *envtest.Environment
 	k8sClient  client.Client
 	kubeconfig string
@@ -60,35 +57,14 @@ func TestKubectlEdge(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx, cancel = context.WithCancel(context.Background())
-	var err error
-	testEnv, err = testenv.New()
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	Expect(err).NotTo(HaveOccurred())
+	var cfg *rest.Config
+	ctx, testEnv, cfg, k8sClient = testenv.StartSuite()
 	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 	Expect(testenv.WriteKubeconfig(testEnv, kubeconfig)).To(Succeed())
-
 	// The manager records each change, a rollback's too.
-	opts := controllers.DefaultOptions()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: controllers.CacheOptions(opts)})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(ctx, mgr, opts)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-})
-
-var _ = AfterSuite(func() {
-	cancel()
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
-	}
+	mo := manager.ForTest(controllers.DefaultOptions())
+	mo.API.BindAddress = "0"
+	testenv.RunManager(ctx, cfg, mo)
 })
 
 // kubectlEdge runs the plugin's command with args against the test's

@@ -1,0 +1,431 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package chaos runs two managers with leader election and a simulated
+// agent against a real API server, changes services' specs in a storm, and
+// kills the leader (SIGKILL, no release) every few seconds. It then checks
+// the deployment log: every spec version the watch delivered is recorded
+// exactly once, under contiguous revisions, and everything converges.
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
+)
+
+// Config sizes a run.
+type Config struct {
+	// Bin holds the manager and edge-agent binaries.
+	Bin string
+	// Services are dynamic services of Factor instances over Nodes nodes.
+	Services, Factor, Nodes int
+	// Changes spec changes are made at Rate per second, round robin.
+	Changes int
+	Rate    float64
+	// KillEvery is how often the leader is killed while changes are made;
+	// the storm goes on past Changes until MinKills kills were made.
+	KillEvery time.Duration
+	MinKills  int
+	// LeaseDuration is the managers' --leader-elect-lease-duration.
+	LeaseDuration time.Duration
+	// Timeout bounds the wait for convergence after the last kill.
+	Timeout time.Duration
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Result is what a run found.
+type Result struct {
+	Services, Changes, Kills int
+	// Duplicates are versions recorded more than once; Missing are
+	// versions the watch delivered that no record holds; Gaps are revision
+	// numbers without a record between 1 and the newest.
+	Duplicates, Missing, Gaps int
+	// Converge is the time from the last kill until every service's status
+	// names its newest record and every instance runs it.
+	Converge time.Duration
+}
+
+// Line is the one-line summary a run prints last.
+func (r Result) Line() string {
+	return fmt.Sprintf("chaos: services=%d changes=%d kills=%d duplicates=%d missing=%d gaps=%d converge_s=%.1f",
+		r.Services, r.Changes, r.Kills, r.Duplicates, r.Missing, r.Gaps, r.Converge.Seconds())
+}
+
+// Run performs one chaos run.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	res := Result{Services: cfg.Services, Changes: cfg.Changes}
+	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "chaos: "+format+"\n", args...) }
+	env, restCfg, c, err := testenv.Start()
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = env.Stop() }()
+	dir, err := os.MkdirTemp("", "edgeplane-chaos")
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
+		return res, err
+	}
+	for _, ns := range []string{"edgeplane-node-lease", "edgeplane-system"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return res, err
+		}
+	}
+
+	// What the watch delivers: every image each service was given.
+	view, err := cache.New(restCfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return res, err
+	}
+	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
+	if err != nil {
+		return res, err
+	}
+	var mu sync.Mutex
+	delivered := map[string]map[edgev1alpha1.ImageRef]bool{}
+	see := func(o any) {
+		if s, ok := o.(*edgev1alpha1.EdgeService); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			if delivered[s.Name] == nil {
+				delivered[s.Name] = map[edgev1alpha1.ImageRef]bool{}
+			}
+			delivered[s.Name][s.Spec.Image.Ref] = true
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
+		return res, err
+	}
+	go func() { _ = view.Start(ctx) }()
+	if !view.WaitForCacheSync(ctx) {
+		return res, errors.New("the test's own watch of services did not sync")
+	}
+
+	m := &managers{bin: filepath.Join(cfg.Bin, "manager"), dir: dir, kubeconfig: kubeconfig, lease: cfg.LeaseDuration}
+	defer m.stop()
+	for i := range 2 {
+		if err := m.start(ctx, i); err != nil {
+			return res, err
+		}
+	}
+	// Nothing changes before both replicas watch and one leads: a version
+	// superseded while no replica watched is the one loss the design
+	// admits, and a busy machine starts the binaries slowly.
+	if err := procs.WaitFor(ctx, "both replicas ready and a leader", 100*time.Millisecond, func() (bool, error) {
+		if !m.ready(ctx, 0) || !m.ready(ctx, 1) {
+			return false, nil
+		}
+		_, err := m.leader(ctx)
+		return err == nil, nil
+	}); err != nil {
+		return res, err
+	}
+	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
+		"--nodes", strconv.Itoa(cfg.Nodes), "--types", "linux", "--renew-interval", "1s", "--metrics-interval", "60s",
+		"--tick", "200ms", "--start-delay", "100ms", "--min-report-interval", "200ms")
+	if err != nil {
+		return res, err
+	}
+	defer procs.Stop(agent)
+
+	for i := range cfg.Services {
+		svc := &edgev1alpha1.EdgeService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("chaos-%03d", i)},
+			Spec: edgev1alpha1.EdgeServiceSpec{
+				DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@0#linux"},
+					Policy: edgev1alpha1.PolicyDynamic, Factor: ptr.To(int32(cfg.Factor))},
+				RevisionHistoryLimit: ptr.To(int32(cfg.Changes + 1)),
+			},
+		}
+		if err := c.Create(ctx, svc); err != nil {
+			return res, err
+		}
+	}
+	logf("%d services created, %d changes at %.0f/s, the leader killed every %s", cfg.Services, cfg.Changes, cfg.Rate, cfg.KillEvery)
+
+	// The storm, and the killer beside it.
+	var kills atomic.Int32
+	stormDone := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			if i >= cfg.Changes && int(kills.Load()) >= cfg.MinKills {
+				res.Changes = i
+				break
+			}
+			<-tick.C
+			key := client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("chaos-%03d", i%cfg.Services)}
+			ref := edgev1alpha1.ImageRef(fmt.Sprintf("app@%d#linux", i/cfg.Services+1))
+			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				s := &edgev1alpha1.EdgeService{}
+				if err := c.Get(ctx, key, s); err != nil {
+					return err
+				}
+				s.Spec.Image.Ref = ref
+				return c.Update(ctx, s)
+			}); err != nil {
+				stormDone <- err
+				return
+			}
+		}
+		stormDone <- nil
+	}()
+	// The leader is killed every KillEvery, but only while the other
+	// replica watches: a kill then tests the failover, not the start-up.
+	var lastKill time.Time
+	nextKill := time.Now().Add(cfg.KillEvery)
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+storm:
+	for {
+		select {
+		case err := <-stormDone:
+			if err != nil {
+				return res, err
+			}
+			break storm
+		case now := <-poll.C:
+			if now.Before(nextKill) {
+				continue
+			}
+			i, err := m.leader(ctx)
+			if err != nil || !m.ready(ctx, 1-i) {
+				continue
+			}
+			if err := m.kill(ctx, i); err != nil {
+				return res, err
+			}
+			lastKill, nextKill = time.Now(), time.Now().Add(cfg.KillEvery)
+			res.Kills = int(kills.Add(1))
+			logf("killed leader %d (kill %d)", i, res.Kills)
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	if lastKill.IsZero() {
+		lastKill = time.Now()
+	}
+	logf("%d changes made; waiting for convergence", res.Changes)
+
+	wait, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := procs.WaitFor(wait, "convergence", 200*time.Millisecond, func() (bool, error) { return converged(ctx, c) }); err != nil {
+		return res, err
+	}
+	res.Converge = time.Since(lastKill)
+
+	list := &edgev1alpha1.DeployRecordList{}
+	if err := c.List(ctx, list, client.InNamespace("default")); err != nil {
+		return res, err
+	}
+	byService := map[string][]edgev1alpha1.DeployRecord{}
+	for _, r := range list.Items {
+		byService[r.Spec.ServiceName] = append(byService[r.Spec.ServiceName], r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for name, want := range delivered {
+		recs := byService[name]
+		sort.Slice(recs, func(i, j int) bool { return recs[i].Spec.Revision < recs[j].Spec.Revision })
+		seen := map[edgev1alpha1.ImageRef]int{}
+		for i, r := range recs {
+			seen[r.Spec.Image.Ref]++
+			if r.Spec.Revision != int64(i+1) {
+				res.Gaps++
+			}
+		}
+		for ref, n := range seen {
+			if n > 1 {
+				res.Duplicates += n - 1
+				logf("%s: %s recorded %d times", name, ref, n)
+			}
+		}
+		for ref := range want {
+			if seen[ref] == 0 {
+				res.Missing++
+				logf("%s: %s delivered but not recorded", name, ref)
+			}
+		}
+	}
+	return res, nil
+}
+
+// converged says whether every service names its newest record, holding
+// its current image, and every instance runs that revision.
+func converged(ctx context.Context, c client.Client) (bool, error) {
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := c.List(ctx, services, client.InNamespace("default")); err != nil {
+		return false, err
+	}
+	records := &edgev1alpha1.DeployRecordList{}
+	if err := c.List(ctx, records, client.InNamespace("default")); err != nil {
+		return false, err
+	}
+	newest := map[string]*edgev1alpha1.DeployRecord{}
+	for i := range records.Items {
+		r := &records.Items[i]
+		if n := newest[r.Spec.ServiceName]; n == nil || n.Spec.Revision < r.Spec.Revision {
+			newest[r.Spec.ServiceName] = r
+		}
+	}
+	for _, s := range services.Items {
+		r := newest[s.Name]
+		if r == nil || r.Spec.Image.Ref != s.Spec.Image.Ref || s.Status.CurrentRecord != r.Name || s.Status.ObservedGeneration != s.Generation {
+			return false, nil
+		}
+		insts, err := testenv.Instances(ctx, c, s.Namespace, s.Name)
+		if err != nil {
+			return false, err
+		}
+		if int32(len(insts)) != *s.Spec.Factor {
+			return false, nil
+		}
+		for _, inst := range insts {
+			if inst.Revision != r.Spec.Revision || inst.DeployStatus != edgev1alpha1.DeploySuccess {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// managers are the two replicas, each with plain-HTTP metrics to tell the
+// leader by and probes to tell a replica whose cache has synced. Only
+// Run's goroutine uses them.
+type managers struct {
+	bin, dir, kubeconfig string
+	lease                time.Duration
+	cmds                 [2]*exec.Cmd
+	metrics, probes      [2]string
+	runs                 int
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+func (m *managers) start(ctx context.Context, i int) error {
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	probes, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	m.runs++
+	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
+	cmd, err := procs.Start(ctx, m.dir, name, m.bin, "--kubeconfig", m.kubeconfig,
+		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
+		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
+		"--leader-elect-retry-period", (m.lease / 6).String(),
+		"--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", probes, "--api-bind-address", "0")
+	if err != nil {
+		return err
+	}
+	m.cmds[i], m.metrics[i], m.probes[i] = cmd, addr, probes
+	return nil
+}
+
+// ready says whether replica i's informers have synced (its /readyz):
+// from then on it watches services, leader or not.
+func (m *managers) ready(ctx context.Context, i int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.probes[i]+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// leader finds the replica that leads, by its leader_election_master_status.
+func (m *managers) leader(ctx context.Context) (int, error) {
+	var errs []error
+	for i, addr := range m.metrics {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if line := sc.Text(); strings.HasPrefix(line, "leader_election_master_status{") && strings.HasSuffix(line, " 1") {
+				_ = resp.Body.Close()
+				return i, nil
+			}
+		}
+		_ = resp.Body.Close()
+	}
+	return 0, errors.Join(append(errs, errors.New("no replica leads"))...)
+}
+
+// kill sends SIGKILL to replica i, as a node failure would, and starts a
+// replacement at once.
+func (m *managers) kill(ctx context.Context, i int) error {
+	cmd := m.cmds[i]
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return m.start(ctx, i)
+}
+
+func (m *managers) stop() {
+	for _, c := range m.cmds {
+		if c != nil {
+			procs.Stop(c)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package docker_test runs the real-engine specs on Docker Engine.
+package docker_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/edgeplane/edgeplane/test/e2e/engine"
+)
+
+func TestDockerEngine(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	RunSpecs(t, "Real container engine suite: Docker Engine")
+}
+
+var _ = BeforeSuite(engine.Start)
+var _ = AfterSuite(engine.Cleanup)
+
+var _ = Describe("The agent on Docker Engine", Ordered, func() { engine.Specs("docker") })
