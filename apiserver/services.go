@@ -139,23 +139,23 @@ func (s *Server) servicesUnder(ctx context.Context, p string) (*edgev1alpha1.Edg
 // sameServices is a 409 unless the services under p are exactly the
 // expected ids: what a person confirmed is what goes, or nothing does.
 func sameServices(p string, found []edgev1alpha1.EdgeService, expect []string) error {
-	want := map[string]bool{}
+	given := map[string]bool{}
 	for _, id := range expect {
-		want[id] = true
+		given[id] = true
 	}
 	var added []string
 	for i := range found {
 		id := string(found[i].UID)
-		if !want[id] {
+		if !given[id] {
 			added = append(added, found[i].Name)
 		}
-		delete(want, id)
+		delete(given, id)
 	}
-	if len(added) == 0 && len(want) == 0 {
+	if len(added) == 0 && len(given) == 0 {
 		return nil
 	}
 	msg := fmt.Sprintf("The services under %s are not the ones given; nothing was deleted. List them again and confirm", p)
-	detail := fmt.Sprintf("%d under the path not given, %d given no longer under it", len(added), len(want))
+	detail := fmt.Sprintf("%d under the path not given, %d given no longer under it", len(added), len(given))
 	if len(added) > 0 {
 		msg += fmt.Sprintf(" (not given: %s)", strings.Join(added[:min(len(added), 10)], ", "))
 	}

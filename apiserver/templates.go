@@ -251,7 +251,7 @@ func (s *Server) folderExists(ctx context.Context, folder string) error {
 }
 
 // checkFree refuses names that are taken in the folder, listing them.
-func (s *Server) checkFree(ctx context.Context, folder string, want map[string]int) error {
+func (s *Server) checkFree(ctx context.Context, folder string, names map[string]int) error {
 	list := &edgev1alpha1.ProvisionTemplateList{}
 	if err := s.lookup(ctx, list, index.TemplateByParent, index.Key(s.opts.Namespace, folder), true); err != nil {
 		return err
@@ -259,7 +259,7 @@ func (s *Server) checkFree(ctx context.Context, folder string, want map[string]i
 	fields := map[string]string{}
 	var taken []string
 	for _, t := range list.Items {
-		if i, ok := want[t.Spec.Name]; ok {
+		if i, ok := names[t.Spec.Name]; ok {
 			taken = append(taken, t.Spec.Name)
 			fields[fmt.Sprintf("imageRefs[%d]", i)] = fmt.Sprintf("a %s named %q already exists in %s", t.Spec.Type, t.Spec.Name, folder)
 		}

@@ -264,8 +264,8 @@ func (w *assignmentWriter) settled(key string, writes map[string]*edgev1alpha1.A
 	}
 }
 
-// forget drops what is kept of a deleted service.
-func (w *assignmentWriter) forget(key string) {
+// dropService drops what is kept of a deleted service.
+func (w *assignmentWriter) dropService(key string) {
 	if w == nil {
 		return
 	}

@@ -107,15 +107,15 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 
-	want := node.Status.DeepCopy()
-	want.Status = state
-	want.ObservedGeneration = node.Generation
+	status := node.Status.DeepCopy()
+	status.Status = state
+	status.ObservedGeneration = node.Generation
 	runtime := meta.FindStatusCondition(node.Status.Conditions, edgev1alpha1.ConditionRuntimeReady)
 	readyStatus, readyReason, readyMessage := nodeReady(state, reason, message, runtime)
-	want.Conditions = setCondition(want.Conditions, r.Clock.Now(), node.Generation, edgev1alpha1.ConditionReady, readyStatus, readyReason, readyMessage)
+	status.Conditions = setCondition(status.Conditions, r.Clock.Now(), node.Generation, edgev1alpha1.ConditionReady, readyStatus, readyReason, readyMessage)
 
-	if !equality.Semantic.DeepEqual(want, &node.Status) {
-		if err := r.applyStatus(ctx, node, want); err != nil {
+	if !equality.Semantic.DeepEqual(status, &node.Status) {
+		if err := r.applyStatus(ctx, node, status); err != nil {
 			r.answered(err)
 			return ctrl.Result{}, err
 		}
@@ -190,7 +190,7 @@ func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1
 	if lease == nil {
 		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0
 	}
-	seen := r.observe(lease).seenAt
+	seen := r.noteRenewal(lease).seenAt
 	r.mu.Lock()
 	if r.regained.After(seen) {
 		seen = r.regained
@@ -204,11 +204,11 @@ func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1
 	return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, "The agent renews its Lease.", left
 }
 
-// observe records a Lease's renewTime, stamped with the controller's clock
+// noteRenewal records a Lease's renewTime, stamped with the controller's clock
 // when it differs from the one last seen, and returns the record. A Lease
 // first seen (at start, or after a failover) counts as renewed now, so a
 // new leader gives every node a full grace period, as kubelets get.
-func (r *EdgeNodeReconciler) observe(lease *coordinationv1.Lease) renewal {
+func (r *EdgeNodeReconciler) noteRenewal(lease *coordinationv1.Lease) renewal {
 	written := lease.CreationTimestamp.Time
 	if lease.Spec.RenewTime != nil {
 		written = lease.Spec.RenewTime.Time
@@ -226,7 +226,7 @@ func (r *EdgeNodeReconciler) observe(lease *coordinationv1.Lease) renewal {
 	return seen
 }
 
-func (r *EdgeNodeReconciler) forget(node string) {
+func (r *EdgeNodeReconciler) dropRenewal(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.renewals, node)
@@ -269,13 +269,13 @@ func (r *EdgeNodeReconciler) leaseEvents() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if lease, ok := e.Object.(*coordinationv1.Lease); ok && ours(lease) {
-				r.observe(lease)
+				r.noteRenewal(lease)
 				enqueue(q, lease)
 			}
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if lease, ok := e.ObjectNew.(*coordinationv1.Lease); ok && ours(lease) {
-				r.observe(lease)
+				r.noteRenewal(lease)
 				if r.notOnline(lease.Name) {
 					enqueue(q, lease)
 				}
@@ -283,7 +283,7 @@ func (r *EdgeNodeReconciler) leaseEvents() handler.EventHandler {
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if ours(e.Object) {
-				r.forget(e.Object.GetName())
+				r.dropRenewal(e.Object.GetName())
 				enqueue(q, e.Object)
 			}
 		},

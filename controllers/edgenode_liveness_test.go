@@ -101,7 +101,7 @@ func TestJudgeAfterControllerOutage(t *testing.T) {
 	r2 := &EdgeNodeReconciler{Clock: clock, GracePeriod: 40 * time.Second, APIReader: &leaseReader{lease: lease(t0.Add(150 * time.Second))}}
 	at(125 * time.Second)
 	stale := lease(t0.Add(80 * time.Second))
-	r2.observe(stale)
+	r2.noteRenewal(stale)
 	at(166 * time.Second)
 	state, _, _, _, err := r2.judge(context.Background(), online, stale)
 	if err != nil || state != edgev1alpha1.NodeOnline {

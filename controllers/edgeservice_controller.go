@@ -144,9 +144,9 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	ro := rolloutOf(svc, p.instances, entries, nodes, current, records, now)
-	want, all := desiredStatus(svc, p, nodes, current, ro, now)
+	status, all := desiredStatus(svc, p, nodes, current, ro, now)
 
-	if err := r.syncMeta(ctx, svc, want.Containers); err != nil {
+	if err := r.syncMeta(ctx, svc, status.Containers); err != nil {
 		return ctrl.Result{}, err
 	}
 	// After the finalizer, which must hold the service before any node
@@ -162,20 +162,20 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	writeErr := r.syncAssignments(ctx, svc, stored, meantBefore, assigned, waits)
 	if msg := r.writer.failure(key); msg != "" {
 		p.problems = append(p.problems, msg)
-		want, _ = desiredStatus(svc, p, nodes, current, ro, now)
+		status, _ = desiredStatus(svc, p, nodes, current, ro, now)
 	}
 	// Placement sees this at once, not when the watch brings it.
 	r.load.set(svc.UID, all)
-	if !equality.Semantic.DeepEqual(want, &svc.Status) {
+	if !equality.Semantic.DeepEqual(status, &svc.Status) {
 		before := svc.Status.DeepCopy()
 		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		svc.Status = *want
+		svc.Status = *status
 		if err := r.Status().Patch(ctx, svc, patch); err != nil {
 			return ctrl.Result{}, err
 		}
 		// Only once the change is written: a retried reconcile would
 		// otherwise announce the same transition again.
-		r.emitTransitions(svc, before, want)
+		r.emitTransitions(svc, before, status)
 	}
 	if ro.back != nil {
 		// After the status, which says why: the rollback is a spec
@@ -189,7 +189,7 @@ func (r *EdgeServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	keep := map[int64]bool{current.Spec.Revision: true, want.DeployedRevision: true}
+	keep := map[int64]bool{current.Spec.Revision: true, status.DeployedRevision: true}
 	for _, nr := range ro.revisions {
 		keep[nr.revision] = true
 	}
@@ -224,15 +224,15 @@ const staleRetry = time.Second
 // reconciles need two.
 func (r *EdgeServiceReconciler) nodesFor(ctx context.Context, svc *edgev1alpha1.EdgeService, existing []edgev1alpha1.ServiceInstance) (map[string]*edgev1alpha1.EdgeNode, error) {
 	out := map[string]*edgev1alpha1.EdgeNode{}
-	want := append([]string(nil), svc.Spec.Nodes...)
+	nodeNames := append([]string(nil), svc.Spec.Nodes...)
 	for _, inst := range existing {
-		want = append(want, inst.NodeName)
+		nodeNames = append(nodeNames, inst.NodeName)
 	}
 	store, err := r.nodeStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range want {
+	for _, name := range nodeNames {
 		if _, done := out[name]; done {
 			continue
 		}
@@ -313,14 +313,14 @@ func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.Service
 // returns every instance at the revision its node's entry carries, with
 // the deployment status its agent's report gives it.
 func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]*edgev1alpha1.EdgeNode, current *edgev1alpha1.DeployRecord, ro rollout, now time.Time) (*edgev1alpha1.EdgeServiceStatus, []edgev1alpha1.ServiceInstance) {
-	want := svc.Status.DeepCopy()
-	want.ObservedGeneration = svc.Generation
-	want.Revision, want.CurrentRecord = current.Spec.Revision, current.Name
-	want.ProgressTime = ro.progress
+	st := svc.Status.DeepCopy()
+	st.ObservedGeneration = svc.Generation
+	st.Revision, st.CurrentRecord = current.Spec.Revision, current.Name
+	st.ProgressTime = ro.progress
 	all := follow(svc, p.instances, nodes, ro.revisions)
-	want.Containers = onLegacyNodes(all, nodes)
-	setServiceConditions(svc, want, all, p, ro.rolloutPlan, pullProgress(pullsOf(all, nodes)), now)
-	return want, all
+	st.Containers = onLegacyNodes(all, nodes)
+	setServiceConditions(svc, st, all, p, ro.rolloutPlan, pullProgress(pullsOf(all, nodes)), now)
+	return st, all
 }
 
 // onLegacyNodes keeps the instances on nodes whose agent reads its
@@ -515,24 +515,24 @@ func serviceProgress(conds []metav1.Condition) *problem {
 }
 
 // emitTransitions records Events for what changed for the worse.
-func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, was, want *edgev1alpha1.EdgeServiceStatus) {
+func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, was, is *edgev1alpha1.EdgeServiceStatus) {
 	before := map[string]int64{}
 	for _, f := range was.Failed {
 		before[f.TaskID] = f.Revision
 	}
-	for _, f := range want.Failed {
+	for _, f := range is.Failed {
 		if rev, ok := before[f.TaskID]; !ok || rev != f.Revision {
 			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonDeployFailed, "Deploy", "%s",
 				text.Cut(fmt.Sprintf("Instance %s on node %s failed at revision %d: %s", f.Name, f.NodeName, f.Revision, f.Message), maxEventNote))
 		}
 	}
-	if p := serviceFailure(want.Conditions); p != nil && (p.reason == edgev1alpha1.ReasonProgressDeadlineExceeded || p.reason == edgev1alpha1.ReasonCanaryFailed) {
+	if p := serviceFailure(is.Conditions); p != nil && (p.reason == edgev1alpha1.ReasonProgressDeadlineExceeded || p.reason == edgev1alpha1.ReasonCanaryFailed) {
 		if q := serviceFailure(was.Conditions); q == nil || q.reason != p.reason {
 			r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, p.reason, "Rollout", "%s", text.Cut("Rollout stalled: "+p.message, maxEventNote))
 		}
 	}
 	old := meta.FindStatusCondition(was.Conditions, edgev1alpha1.ConditionDegraded)
-	now := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionDegraded)
+	now := meta.FindStatusCondition(is.Conditions, edgev1alpha1.ConditionDegraded)
 	if now != nil && now.Reason == edgev1alpha1.ReasonPlacementFailed && (old == nil || old.Message != now.Message) {
 		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, edgev1alpha1.ReasonPlacementFailed, "Place", "%s", text.Cut(now.Message, maxEventNote))
 	}
@@ -546,17 +546,17 @@ func (r *EdgeServiceReconciler) emitTransitions(svc *edgev1alpha1.EdgeService, w
 // patch keeps finalizers and labels others added meanwhile: a stale copy
 // becomes a conflict.
 func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService, legacy []edgev1alpha1.ServiceInstance) error {
-	want := map[string]bool{}
+	placed := map[string]bool{}
 	for _, inst := range legacy {
-		want[names.PlacementLabel(inst.NodeName)] = true
+		placed[names.PlacementLabel(inst.NodeName)] = true
 	}
 	changed := !controllerutil.ContainsFinalizer(svc, edgev1alpha1.FinalizerContainers)
 	for k := range svc.Labels {
-		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
+		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !placed[k] {
 			changed = true
 		}
 	}
-	for k := range want {
+	for k := range placed {
 		if _, ok := svc.Labels[k]; !ok {
 			changed = true
 		}
@@ -567,14 +567,14 @@ func (r *EdgeServiceReconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(svc, edgev1alpha1.FinalizerContainers)
 	for k := range svc.Labels {
-		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !want[k] {
+		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !placed[k] {
 			delete(svc.Labels, k)
 		}
 	}
 	if svc.Labels == nil {
 		svc.Labels = map[string]string{}
 	}
-	for k := range want {
+	for k := range placed {
 		svc.Labels[k] = ""
 	}
 	if err := r.Patch(ctx, svc, patch); err != nil {
@@ -631,7 +631,7 @@ func (r *EdgeServiceReconciler) finalize(ctx context.Context, svc *edgev1alpha1.
 	}
 	r.history.drop(svc.UID)
 	r.intents.drop(svc.UID)
-	r.writer.forget(edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name))
+	r.writer.dropService(edgev1alpha1.AssignmentKey(svc.Namespace, svc.Name))
 	return ctrl.Result{}, nil
 }
 
@@ -667,11 +667,11 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		// never runs ahead of the history it reads.
 		Watches(&edgev1alpha1.EdgeService{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-				r.history.observe(e.Object.(*edgev1alpha1.EdgeService))
+				r.history.addVersion(e.Object.(*edgev1alpha1.EdgeService))
 				enqueue(q, e.Object)
 			},
 			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				r.history.observe(e.ObjectNew.(*edgev1alpha1.EdgeService))
+				r.history.addVersion(e.ObjectNew.(*edgev1alpha1.EdgeService))
 				if statusOnly(e.ObjectOld, e.ObjectNew) { // mostly our own patch, back
 					r.followUps.add(q, client.ObjectKeyFromObject(e.ObjectNew))
 					return
@@ -679,11 +679,11 @@ func (r *EdgeServiceReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 				enqueue(q, e.ObjectNew)
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-				r.followUps.forget(client.ObjectKeyFromObject(e.Object))
+				r.followUps.dropService(client.ObjectKeyFromObject(e.Object))
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
 				r.intents.drop(e.Object.GetUID())
-				r.writer.forget(edgev1alpha1.AssignmentKey(e.Object.GetNamespace(), e.Object.GetName()))
+				r.writer.dropService(edgev1alpha1.AssignmentKey(e.Object.GetNamespace(), e.Object.GetName()))
 				r.unplaced.mark(client.ObjectKeyFromObject(e.Object), false)
 				r.wakeUnplaced(q)
 			},
@@ -743,12 +743,12 @@ func (r *EdgeServiceReconciler) keepHistory(ctx context.Context, c cache.Cache) 
 	if _, err := services.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
 			if s := service(o); s != nil {
-				r.history.observe(s)
+				r.history.addVersion(s)
 			}
 		},
 		UpdateFunc: func(_, o any) {
 			if s := service(o); s != nil {
-				r.history.observe(s)
+				r.history.addVersion(s)
 			}
 		},
 		DeleteFunc: func(o any) {

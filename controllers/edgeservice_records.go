@@ -86,8 +86,10 @@ func (h *configHistory) entry(uid types.UID) *serviceHistory {
 	return e
 }
 
-// A nil history, as in a reconciler not wired to a watch, keeps nothing.
-func (h *configHistory) observe(s *edgev1alpha1.EdgeService) {
+// addVersion keeps a version of the service seen by the watch until it is
+// recorded. A nil history, as in a reconciler not wired to a watch, keeps
+// nothing.
+func (h *configHistory) addVersion(s *edgev1alpha1.EdgeService) {
 	if h == nil || s.DeletionTimestamp != nil {
 		return
 	}
@@ -122,10 +124,10 @@ func (h *configHistory) pending(uid types.UID, generation int64) []observedConfi
 	return out
 }
 
-// forget drops the versions up to generation, which is recorded. A
+// markRecorded drops the versions up to generation, which is recorded. A
 // generation above the newest observed is capped there: it comes from an
 // annotation and may be wrong.
-func (h *configHistory) forget(uid types.UID, generation int64) {
+func (h *configHistory) markRecorded(uid types.UID, generation int64) {
 	if h == nil {
 		return
 	}
@@ -167,7 +169,7 @@ func (h *configHistory) forgetRecorded(rec *edgev1alpha1.DeployRecord) {
 	}
 	h.mu.Unlock()
 	if spec != nil && serviceHash(*spec) == recordHash(rec) {
-		h.forget(uid, g)
+		h.markRecorded(uid, g)
 	}
 }
 
@@ -332,7 +334,7 @@ func (r *EdgeServiceReconciler) syncRecords(ctx context.Context, svc *edgev1alph
 	if latest == nil {
 		return nil, fmt.Errorf("no DeployRecord holds the configuration of generation %d", svc.Generation)
 	}
-	r.history.forget(svc.UID, lastGen)
+	r.history.markRecorded(svc.UID, lastGen)
 	return latest, nil
 }
 

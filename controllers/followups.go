@@ -70,8 +70,8 @@ func (f *followUps) took(key types.NamespacedName, d time.Duration) {
 	}
 }
 
-// forget drops a deleted service.
-func (f *followUps) forget(key types.NamespacedName) {
+// dropService drops a deleted service.
+func (f *followUps) dropService(key types.NamespacedName) {
 	if f != nil {
 		f.cost.drop(key)
 	}

@@ -87,7 +87,7 @@ func TestFollowUps(t *testing.T) {
 	// Deleted and made again under the same name: its cost is gone, and
 	// its first follow-up comes at once (once the reconcile under way is
 	// done).
-	f.forget(wide)
+	f.dropService(wide)
 	f.add(q, wide)
 	q.Done(reconcile.Request{NamespacedName: wide})
 	waitLen(1)

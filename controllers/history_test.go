@@ -61,7 +61,7 @@ func TestConfigHistory(t *testing.T) {
 		name: "keeps every version once, in order",
 		run: func(h *configHistory) {
 			for _, g := range []int64{1, 2, 2, 3, 1} {
-				h.observe(version(g))
+				h.addVersion(version(g))
 			}
 		},
 		want: []int64{1, 2, 3},
@@ -69,7 +69,7 @@ func TestConfigHistory(t *testing.T) {
 		name: "a record of a version it holds trims up to it",
 		run: func(h *configHistory) {
 			for g := int64(1); g <= 4; g++ {
-				h.observe(version(g))
+				h.addVersion(version(g))
 			}
 			h.forgetRecorded(recordFor(version(2), 2))
 		},
@@ -78,7 +78,7 @@ func TestConfigHistory(t *testing.T) {
 		name: "a record whose annotation names another version trims nothing",
 		run: func(h *configHistory) {
 			for g := int64(1); g <= 4; g++ {
-				h.observe(version(g))
+				h.addVersion(version(g))
 			}
 			h.forgetRecorded(recordFor(version(2), 4))
 			h.forgetRecorded(recordFor(version(2), math.MaxInt64))
@@ -87,26 +87,26 @@ func TestConfigHistory(t *testing.T) {
 	}, {
 		name: "a late delivery of a recorded version is not kept again",
 		run: func(h *configHistory) {
-			h.observe(version(3))
-			h.forget("svc", 3)
-			h.observe(version(2))
+			h.addVersion(version(3))
+			h.markRecorded("svc", 3)
+			h.addVersion(version(2))
 		},
 		want: []int64{},
 	}, {
 		name: "forgetting past the newest observed version stops there",
 		run: func(h *configHistory) {
-			h.observe(version(1))
-			h.forget("svc", math.MaxInt64)
-			h.observe(version(2))
+			h.addVersion(version(1))
+			h.markRecorded("svc", math.MaxInt64)
+			h.addVersion(version(2))
 		},
 		want: []int64{2},
 	}, {
 		name: "at most maxPendingVersions are kept, the newest",
 		run: func(h *configHistory) {
 			for g := int64(1); g <= maxPendingVersions+5; g++ {
-				h.observe(version(g))
+				h.addVersion(version(g))
 			}
-			h.forget("svc", maxPendingVersions+2)
+			h.markRecorded("svc", maxPendingVersions+2)
 		},
 		want: []int64{maxPendingVersions + 3, maxPendingVersions + 4, maxPendingVersions + 5},
 	}} {

@@ -45,7 +45,7 @@ func (l *nodeLoad) set(uid types.UID, instances []edgev1alpha1.ServiceInstance) 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.forget(uid)
+	l.subtract(uid)
 	if len(instances) == 0 {
 		return
 	}
@@ -85,10 +85,10 @@ func (l *nodeLoad) drop(uid types.UID) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.forget(uid)
+	l.subtract(uid)
 }
 
-func (l *nodeLoad) forget(uid types.UID) {
+func (l *nodeLoad) subtract(uid types.UID) {
 	for node, n := range l.byService[uid] {
 		l.add(node, -n)
 	}

@@ -96,9 +96,9 @@ const conditionDeleting = "Deleting"
 // writeStatus patches the status when it changed.
 func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev1alpha1.ProvisionTemplate, children int) error {
 	now := r.Clock.Now() // one time for every condition this write sets
-	want := pt.Status.DeepCopy()
-	want.ObservedGeneration = pt.Generation
-	want.Children = int32(children)
+	status := pt.Status.DeepCopy()
+	status.ObservedGeneration = pt.Generation
+	status.Children = int32(children)
 
 	parentStatus, reason, message := metav1.ConditionTrue, edgev1alpha1.ReasonParentExists, "The parent folder exists."
 	if pt.Spec.Path != "/" {
@@ -110,27 +110,27 @@ func (r *ProvisionTemplateReconciler) writeStatus(ctx context.Context, pt *edgev
 			parentStatus, reason, message = metav1.ConditionFalse, edgev1alpha1.ReasonParentMissing, fmt.Sprintf("No folder %s exists in this namespace.", pt.Spec.Path)
 		}
 	}
-	want.Conditions = setCondition(want.Conditions, now, pt.Generation, edgev1alpha1.ConditionParentReady, parentStatus, reason, message)
+	status.Conditions = setCondition(status.Conditions, now, pt.Generation, edgev1alpha1.ConditionParentReady, parentStatus, reason, message)
 	if pt.DeletionTimestamp != nil && children > 0 {
 		if meta.FindStatusCondition(pt.Status.Conditions, conditionDeleting) == nil {
 			r.Recorder.Eventf(pt, nil, corev1.EventTypeNormal, edgev1alpha1.ReasonChildrenRemain, "Delete",
 				"The folder is deleted once its %d entries are gone", children)
 		}
-		want.Conditions = setCondition(want.Conditions, now, pt.Generation, conditionDeleting, metav1.ConditionTrue, edgev1alpha1.ReasonChildrenRemain,
+		status.Conditions = setCondition(status.Conditions, now, pt.Generation, conditionDeleting, metav1.ConditionTrue, edgev1alpha1.ReasonChildrenRemain,
 			fmt.Sprintf("The folder is deleted once its %d entries are gone.", children))
 	}
 	var progressing *problem
-	if c := meta.FindStatusCondition(want.Conditions, edgev1alpha1.ConditionParentReady); c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(status.Conditions, edgev1alpha1.ConditionParentReady); c.Status != metav1.ConditionTrue {
 		progressing = &problem{c.Reason, c.Message}
-	} else if c := meta.FindStatusCondition(want.Conditions, conditionDeleting); c != nil && c.Status == metav1.ConditionTrue {
+	} else if c := meta.FindStatusCondition(status.Conditions, conditionDeleting); c != nil && c.Status == metav1.ConditionTrue {
 		progressing = &problem{c.Reason, c.Message}
 	}
-	want.Conditions = summarize(want.Conditions, now, pt.Generation, nil, progressing)
-	if equality.Semantic.DeepEqual(want, &pt.Status) {
+	status.Conditions = summarize(status.Conditions, now, pt.Generation, nil, progressing)
+	if equality.Semantic.DeepEqual(status, &pt.Status) {
 		return nil
 	}
 	patch := client.MergeFrom(pt.DeepCopy())
-	pt.Status = *want
+	pt.Status = *status
 	return client.IgnoreNotFound(r.Status().Patch(ctx, pt, patch))
 }
 

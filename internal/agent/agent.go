@@ -155,11 +155,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	view, err := cache.New(cfg, cacheOptions(o, mapper))
+	ownAssignments, err := cache.New(cfg, cacheOptions(o, mapper))
 	if err != nil {
 		return err
 	}
-	assignments, err := view.GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
+	assignments, err := ownAssignments.GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
 	if err != nil {
 		return err
 	}
@@ -171,14 +171,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		loop := newNode(n, o, rt, c, view, assignments.HasSynced, start, i)
+		loop := newNode(n, o, rt, c, ownAssignments, assignments.HasSynced, start, i)
 		loops = append(loops, loop)
 		byName[n.Name] = loop
 	}
 	if err := wakeOnChange(assignments, byName); err != nil {
 		return err
 	}
-	go func() { _ = view.Start(ctx) }()
+	go func() { _ = ownAssignments.Start(ctx) }()
 	var wg sync.WaitGroup
 	for _, loop := range loops {
 		wg.Go(func() { loop.run(ctx) })

@@ -38,10 +38,10 @@ import (
 type containerCache struct {
 	s  *node
 	mu sync.Mutex
-	// known is what the engine last showed, by runtime id; figures are the
+	// byID is what the engine last showed, by runtime id; stats are the
 	// last stats of running containers.
-	known   map[string]*cached
-	figures map[string]Stats
+	byID  map[string]*cached
+	stats map[string]Stats
 	// signalled are the figures as of the last time they asked for a
 	// report, at signalledAt.
 	signalled   map[string]Stats
@@ -64,7 +64,7 @@ type cached struct {
 }
 
 func newContainerCache(s *node) *containerCache {
-	return &containerCache{s: s, known: map[string]*cached{}, figures: map[string]Stats{}, kick: make(chan struct{}, 1)}
+	return &containerCache{s: s, byID: map[string]*cached{}, stats: map[string]Stats{}, kick: make(chan struct{}, 1)}
 }
 
 func (cc *containerCache) runtimeUp() { cc.poke() }
@@ -73,7 +73,7 @@ func (cc *containerCache) runtimeUp() { cc.poke() }
 func (cc *containerCache) runtimeDown() {
 	cc.listed.Store(false)
 	cc.mu.Lock()
-	clear(cc.figures)
+	clear(cc.stats)
 	clear(cc.signalled)
 	cc.mu.Unlock()
 	cc.poke()
@@ -154,14 +154,14 @@ func (cc *containerCache) relist(ctx context.Context) error {
 	}
 	cc.mu.Lock()
 	var gone []*Container
-	for id, k := range cc.known {
+	for id, k := range cc.byID {
 		if !seen[id] && k.seq < began {
 			gone = append(gone, k.c)
 		}
 	}
 	cc.mu.Unlock()
 	for _, c := range gone {
-		cc.forget(c.ID)
+		cc.remove(c.ID)
 	}
 	return nil
 }
@@ -180,7 +180,7 @@ func (cc *containerCache) refresh(ctx context.Context, id string) *Container {
 	var c Container
 	err := within(ctx, engineTimeout, func(ctx context.Context) (err error) { c, err = s.rt.Inspect(ctx, id); return err })
 	if errors.Is(err, ErrNotFound) {
-		cc.forget(id)
+		cc.remove(id)
 		return nil
 	}
 	if err != nil {
@@ -188,7 +188,7 @@ func (cc *containerCache) refresh(ctx context.Context, id string) *Container {
 		s.o.Log.V(1).Info("Inspecting a container failed", "node", s.Name, "container", id, "error", err.Error())
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
-		if k := cc.known[id]; k != nil {
+		if k := cc.byID[id]; k != nil {
 			return k.c
 		}
 		return nil
@@ -198,16 +198,16 @@ func (cc *containerCache) refresh(ctx context.Context, id string) *Container {
 	}
 	cc.mu.Lock()
 	cc.seq++
-	old := cc.known[c.ID]
+	old := cc.byID[c.ID]
 	changed := old == nil || !reflect.DeepEqual(*old.c, c)
 	if changed {
-		cc.known[c.ID] = &cached{c: &c, seq: cc.seq}
+		cc.byID[c.ID] = &cached{c: &c, seq: cc.seq}
 	} else {
 		old.seq = cc.seq
 		c = *old.c
 	}
 	if c.State != edgev1alpha1.ContainerRunning {
-		delete(cc.figures, c.ID)
+		delete(cc.stats, c.ID)
 	}
 	cc.mu.Unlock()
 	if changed {
@@ -217,12 +217,12 @@ func (cc *containerCache) refresh(ctx context.Context, id string) *Container {
 }
 
 // forget drops a container that is gone.
-func (cc *containerCache) forget(id string) {
+func (cc *containerCache) remove(id string) {
 	cc.mu.Lock()
-	k, ok := cc.known[id]
+	k, ok := cc.byID[id]
 	if ok {
-		delete(cc.known, id)
-		delete(cc.figures, id)
+		delete(cc.byID, id)
+		delete(cc.stats, id)
 	}
 	cc.mu.Unlock()
 	if ok {
@@ -242,7 +242,7 @@ func (cc *containerCache) ofTask(task string) []*Container {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	var out []*Container
-	for _, k := range cc.known {
+	for _, k := range cc.byID {
 		if k.c.TaskID() == task {
 			out = append(out, k.c)
 		}
@@ -255,7 +255,7 @@ func (cc *containerCache) tasks() map[string]bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	out := map[string]bool{}
-	for _, k := range cc.known {
+	for _, k := range cc.byID {
 		if t := k.c.TaskID(); t != "" {
 			out[t] = true
 		}
@@ -268,15 +268,15 @@ func (cc *containerCache) tasks() map[string]bool {
 func (cc *containerCache) snapshot() ([]*Container, map[string]Stats) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	cs := make([]*Container, 0, len(cc.known))
-	for _, k := range cc.known {
+	cs := make([]*Container, 0, len(cc.byID))
+	for _, k := range cc.byID {
 		cs = append(cs, k.c)
 	}
-	figures := make(map[string]Stats, len(cc.figures))
-	for id, st := range cc.figures {
-		figures[id] = st
+	stats := make(map[string]Stats, len(cc.stats))
+	for id, st := range cc.stats {
+		stats[id] = st
 	}
-	return cs, figures
+	return cs, stats
 }
 
 // running returns the ids of edgeplane's running containers.
@@ -284,7 +284,7 @@ func (cc *containerCache) running() []string {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	var ids []string
-	for id, k := range cc.known {
+	for id, k := range cc.byID {
 		if k.c.State == edgev1alpha1.ContainerRunning && k.c.TaskID() != "" {
 			ids = append(ids, id)
 		}
@@ -298,17 +298,17 @@ func (cc *containerCache) running() []string {
 // one in figureRefresh: a steady node's figures cost no write every
 // interval (docs/scaling.md, option 2). A report for any other change
 // takes the latest figures along.
-func (cc *containerCache) merge(figures map[string]Stats, now time.Time) {
+func (cc *containerCache) merge(stats map[string]Stats, now time.Time) {
 	cc.mu.Lock()
-	for id := range cc.figures {
-		if k := cc.known[id]; k == nil || k.c.State != edgev1alpha1.ContainerRunning {
-			delete(cc.figures, id)
+	for id := range cc.stats {
+		if k := cc.byID[id]; k == nil || k.c.State != edgev1alpha1.ContainerRunning {
+			delete(cc.stats, id)
 		}
 	}
 	moved := !now.Before(cc.signalledAt.Add(figureRefresh))
-	for id, st := range figures {
-		if k := cc.known[id]; k != nil && k.c.State == edgev1alpha1.ContainerRunning {
-			cc.figures[id] = st
+	for id, st := range stats {
+		if k := cc.byID[id]; k != nil && k.c.State == edgev1alpha1.ContainerRunning {
+			cc.stats[id] = st
 			if old, ok := cc.signalled[id]; !ok || figuresMoved(old, st) {
 				moved = true
 			}
@@ -318,7 +318,7 @@ func (cc *containerCache) merge(figures map[string]Stats, now time.Time) {
 		cc.mu.Unlock()
 		return
 	}
-	cc.signalled, cc.signalledAt = maps.Clone(cc.figures), now
+	cc.signalled, cc.signalledAt = maps.Clone(cc.stats), now
 	cc.mu.Unlock()
 	cc.s.reporter.changed()
 }

@@ -37,10 +37,10 @@ import (
 // cache of its services once it has synced, its state file until then.
 // Only the dispatch loop uses it.
 type desiredState struct {
-	node   string
-	view   client.Reader
-	synced func() bool
-	log    func(msg string, kv ...any)
+	node       string
+	assignment client.Reader
+	synced     func() bool
+	log        func(msg string, kv ...any)
 	// namespace, when set, limits the services to one namespace.
 	namespace string
 	// state is the node's state file (nil without a state directory);
@@ -54,8 +54,8 @@ type desiredState struct {
 	disk   outage
 }
 
-func newDesiredState(node string, view client.Reader, synced func() bool, stateDir string, log func(string, ...any)) *desiredState {
-	d := &desiredState{node: node, view: view, synced: synced, log: log, disk: outage{what: "State file writes", log: log}}
+func newDesiredState(node string, assignment client.Reader, synced func() bool, stateDir string, log func(string, ...any)) *desiredState {
+	d := &desiredState{node: node, assignment: assignment, synced: synced, log: log, disk: outage{what: "State file writes", log: log}}
 	if stateDir != "" {
 		d.state = newStateFile(stateDir, node)
 	}
@@ -88,7 +88,7 @@ func (d *desiredState) get(ctx context.Context) (map[string]want, bool, error) {
 		return d.last, false, nil
 	}
 	a := &edgev1alpha1.NodeAssignment{}
-	if err := d.view.Get(ctx, types.NamespacedName{Name: d.node}, a, client.UnsafeDisableDeepCopy); err != nil {
+	if err := d.assignment.Get(ctx, types.NamespacedName{Name: d.node}, a, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return d.last, false, nil
 		}

@@ -101,7 +101,7 @@ const (
 	maxMessage = 4096
 )
 
-func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader, synced func() bool, start time.Time, i int) *node {
+func newNode(n Node, o Options, rt Runtime, c client.Client, assignment client.Reader, synced func() bool, start time.Time, i int) *node {
 	s := &node{Node: n, o: o, rt: rt, c: c, wake: make(chan struct{}, 1),
 		metricsFrom: start.Add(o.MetricsInterval * time.Duration(i%97) / 97)}
 	s.log = func(msg string, kv ...any) { o.Log.Info(msg, append([]any{"node", n.Name}, kv...)...) }
@@ -110,7 +110,7 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, view client.Reader,
 	s.link = newLink(uint64(i)+uint64(start.UnixNano()), s.log)
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.creds = &credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}
-	s.desired = newDesiredState(n.Name, view, synced, o.StateDir, s.log)
+	s.desired = newDesiredState(n.Name, assignment, synced, o.StateDir, s.log)
 	s.desired.namespace = o.Namespace
 	s.puller = newPuller(rt, o.Clock, o.MaxParallelImagePulls, o.ImagePullProgressDeadline)
 	s.cache = newContainerCache(s)

@@ -206,14 +206,14 @@ func (r *reporter) report(ctx context.Context) error {
 	r.mu.Lock()
 	desired, serviceOfTask := r.desired, r.serviceOfTask
 	r.mu.Unlock()
-	known, figures := s.cache.snapshot()
+	seen, stats := s.cache.snapshot()
 	states := s.workers.states()
 	info := s.info.Load()
 	ready := s.health.ready()
-	containers := make([]edgev1alpha1.ObservedContainer, 0, len(known)+len(states))
+	containers := make([]edgev1alpha1.ObservedContainer, 0, len(seen)+len(states))
 	has := map[string]bool{}
-	for _, c := range known {
-		o := observe(c, states[c.TaskID()].fail, figures, info.Arch)
+	for _, c := range seen {
+		o := observedContainer(c, states[c.TaskID()].fail, stats, info.Arch)
 		if !ready {
 			// The engine does not answer: the last state seen is no
 			// longer known to be true.
@@ -301,8 +301,8 @@ func imagePull(pl *pull) *edgev1alpha1.ImagePull {
 	return out
 }
 
-// observe is the status entry of one container.
-func observe(c *Container, f *failure, figures map[string]Stats, arch string) edgev1alpha1.ObservedContainer {
+// observedContainer is the status entry of one container.
+func observedContainer(c *Container, f *failure, stats map[string]Stats, arch string) edgev1alpha1.ObservedContainer {
 	o := edgev1alpha1.ObservedContainer{
 		Name: c.Name, ID: c.ID, State: c.State, Image: text.Cut(c.Image, 255), ImageID: text.Cut(c.ImageID, 255), ImageArch: arch,
 		RestartCount: c.RestartCount, CreatedTime: timeOrNil(c.CreatedAt), StartedTime: timeOrNil(c.StartedAt),
@@ -315,7 +315,7 @@ func observe(c *Container, f *failure, figures map[string]Stats, arch string) ed
 			o.FailedMessage = text.Cut(exitMessage(c), maxMessage)
 		}
 	}
-	if st, ok := figures[c.ID]; ok && c.State == edgev1alpha1.ContainerRunning {
+	if st, ok := stats[c.ID]; ok && c.State == edgev1alpha1.ContainerRunning {
 		o.CPU, o.Memory, o.Size = st.CPU, st.Memory, st.Size
 	}
 	return o

@@ -33,7 +33,7 @@ func (s *node) sample(ctx context.Context) {
 	for ctx.Err() == nil {
 		now := s.o.Clock.Now()
 		if s.health.ready() && sampleDue(s.reporter.isDirty(), now, next, s.o.MetricsInterval) {
-			s.cache.merge(s.figures(ctx), s.o.Clock.Now())
+			s.cache.merge(s.sampleStats(ctx), s.o.Clock.Now())
 			next = s.o.Clock.Now().Add(s.o.MetricsInterval)
 		}
 		select {
@@ -53,9 +53,9 @@ func sampleDue(dirty bool, now, next time.Time, interval time.Duration) bool {
 // maxSampling bounds the stats calls of one node at once.
 const maxSampling = 8
 
-// figures samples the running containers, maxSampling at a time, each
+// sampleStats samples the running containers, maxSampling at a time, each
 // call bounded.
-func (s *node) figures(ctx context.Context) map[string]Stats {
+func (s *node) sampleStats(ctx context.Context) map[string]Stats {
 	ids := s.cache.running()
 	out := make(map[string]Stats, len(ids))
 	var mu sync.Mutex

@@ -422,7 +422,7 @@ func (w *worker) remove(ctx context.Context, c *Container) {
 	w.mu.Lock()
 	delete(w.started, c.ID)
 	w.mu.Unlock()
-	s.cache.forget(c.ID)
+	s.cache.remove(c.ID)
 }
 
 // spec is what the runtime is asked to create for an instance.
