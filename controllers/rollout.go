@@ -354,7 +354,7 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 
 // rollbackTarget is the record autoRollback returns to: that of the last
 // revision every instance ran, when it is older than the current one and
-// still kept; else nil and why not.
+// still kept and restorable; else nil and why not.
 func rollbackTarget(svc *edgev1alpha1.EdgeService, recs []edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, string) {
 	to := svc.Status.DeployedRevision
 	if to == 0 || to >= svc.Status.Revision {
@@ -363,6 +363,11 @@ func rollbackTarget(svc *edgev1alpha1.EdgeService, recs []edgev1alpha1.DeployRec
 	i := slices.IndexFunc(recs, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == to })
 	if i < 0 {
 		return nil, fmt.Sprintf("the record of revision %d, the last that ran on every instance, is gone", to)
+	}
+	// Said in the stall's condition, once, rather than tried at every
+	// reconcile.
+	if _, err := records.Restore(svc.Spec.DeepCopy(), &recs[i]); err != nil {
+		return nil, err.Error()
 	}
 	return &recs[i], ""
 }

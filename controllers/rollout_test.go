@@ -202,3 +202,44 @@ func TestRolloutDeadline(t *testing.T) {
 		t.Fatalf("an instance down after the rollout is no stalled rollout: %+v", ro.stalled)
 	}
 }
+
+// Which record autoRollback returns to, and why none: a table over the
+// pure rollbackTarget.
+func TestRollbackTarget(t *testing.T) {
+	svc := func(revision, deployed int64) *edgev1alpha1.EdgeService {
+		return &edgev1alpha1.EdgeService{
+			Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@v3#linux"}, Policy: edgev1alpha1.PolicyStatic}, Nodes: []string{"a", "b", "c"}},
+			Status: edgev1alpha1.EdgeServiceStatus{Revision: revision, DeployedRevision: deployed},
+		}
+	}
+	rec := func(revision int64, omitted int32) edgev1alpha1.DeployRecord {
+		return edgev1alpha1.DeployRecord{Spec: edgev1alpha1.DeployRecordSpec{Revision: revision, NodesOmitted: omitted,
+			DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: edgev1alpha1.ImageRef(fmt.Sprintf("app@v%d#linux", revision))}, Policy: edgev1alpha1.PolicyStatic},
+			Nodes:      []edgev1alpha1.RecordNode{{NodeName: "a"}, {NodeName: "b"}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		svc     *edgev1alpha1.EdgeService
+		recs    []edgev1alpha1.DeployRecord
+		want    int64 // the target's revision; 0 for none
+		because string
+	}{
+		{"the last revision that ran everywhere", svc(3, 2), []edgev1alpha1.DeployRecord{rec(1, 0), rec(2, 0), rec(3, 0)}, 2, ""},
+		{"nothing ever ran everywhere", svc(3, 0), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision"},
+		{"the current revision ran everywhere", svc(3, 3), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision"},
+		{"its record was pruned or deleted", svc(3, 2), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "is gone"},
+		{"its record lists only some of its static nodes", svc(3, 2), []edgev1alpha1.DeployRecord{rec(2, 500), rec(3, 0)}, 0, "cannot be restored"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := rollbackTarget(tc.svc, tc.recs)
+			switch {
+			case tc.want == 0 && got != nil:
+				t.Fatalf("got revision %d, want none", got.Spec.Revision)
+			case tc.want != 0 && (got == nil || got.Spec.Revision != tc.want):
+				t.Fatalf("got %v (%s), want revision %d", got, why, tc.want)
+			case !strings.Contains(why, tc.because) || (tc.because == "") != (why == ""):
+				t.Fatalf("why %q, want it to say %q", why, tc.because)
+			}
+		})
+	}
+}
