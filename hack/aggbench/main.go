@@ -227,12 +227,11 @@ func saveProfile(url, file string) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testenv.FreeAddr()
 	if err != nil {
 		panic(err)
 	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
+	return addr
 }
 
 // createNodes creates n EdgeNodes, 16 at a time.

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -344,21 +343,12 @@ type managers struct {
 	runs                 int
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
-}
-
 func (m *managers) start(ctx context.Context, i int) error {
-	addr, err := freeAddr()
+	addr, err := testenv.FreeAddr()
 	if err != nil {
 		return err
 	}
-	probes, err := freeAddr()
+	probes, err := testenv.FreeAddr()
 	if err != nil {
 		return err
 	}

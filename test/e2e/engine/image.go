@@ -111,10 +111,9 @@ func ImageSpecs() {
 // freePort is a loopback port nobody listens on.
 func freePort() string {
 	GinkgoHelper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testenv.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = ln.Close() }()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, port, _ := net.SplitHostPort(addr)
 	return port
 }
 

@@ -16,7 +16,11 @@ limitations under the License.
 
 package testenv
 
-import "golang.org/x/sync/errgroup"
+import (
+	"net"
+
+	"golang.org/x/sync/errgroup"
+)
 
 // Parallel runs f for 0..n-1, 16 at a time (what seeding a control plane
 // on two cores gains from), and returns the first error.
@@ -27,4 +31,15 @@ func Parallel(n int, f func(i int) error) error {
 		g.Go(func() error { return f(i) })
 	}
 	return g.Wait()
+}
+
+// FreeAddr is a loopback address nobody listens on, for a server a test
+// starts.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
 }
