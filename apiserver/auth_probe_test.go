@@ -18,9 +18,17 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -46,5 +54,185 @@ func TestProbeStopsWithTheServer(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the probe still runs 5 s after its server stopped")
 		}
+	}
+}
+
+// fakeAPI answers TokenReviews (the token "good-…" is a user, anything
+// else is refused with the API server's error text), SubjectAccessReviews
+// (list is allowed, anything else denied) and /readyz, or 503 to
+// everything while down; it counts the reviews.
+type fakeAPI struct {
+	down              atomic.Bool
+	tokenReviews, sar atomic.Int64
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if f.down.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503,"message":"down"}`))
+		return
+	}
+	switch r.URL.Path {
+	case "/readyz":
+		_, _ = w.Write([]byte("ok"))
+	case "/apis/authentication.k8s.io/v1/tokenreviews":
+		f.tokenReviews.Add(1)
+		var tr authenticationv1.TokenReview
+		_ = json.NewDecoder(r.Body).Decode(&tr)
+		if name, ok := strings.CutPrefix(tr.Spec.Token, "good-"); ok {
+			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, Audiences: tr.Spec.Audiences,
+				User: authenticationv1.UserInfo{Username: name, Groups: []string{"system:authenticated"}}}
+		} else {
+			tr.Status = authenticationv1.TokenReviewStatus{Error: "[invalid bearer token, square/go-jose: compact JWS format must have three parts]"}
+		}
+		tr.APIVersion, tr.Kind = "authentication.k8s.io/v1", "TokenReview"
+		_ = json.NewEncoder(w).Encode(&tr)
+	case "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+		f.sar.Add(1)
+		var sar authorizationv1.SubjectAccessReview
+		_ = json.NewDecoder(r.Body).Decode(&sar)
+		sar.Status.Allowed = sar.Spec.ResourceAttributes.Verb == "list"
+		sar.APIVersion, sar.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
+		_ = json.NewEncoder(w).Encode(&sar)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// fakeAuthorizer is the facade's authorizer against a fakeAPI.
+func fakeAuthorizer(t *testing.T, ttl, stale time.Duration) (*fakeAPI, *kubeAuthorizer) {
+	t.Helper()
+	api := &fakeAPI{}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	a, err := newKubeAuthorizer(&rest.Config{Host: srv.URL, QPS: -1}, "legacy", []string{"facade"}, ttl, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	a.stopWith(ctx)
+	return api, a
+}
+
+// status is the HTTP status the facade answers a bearer token with, for
+// needs.
+func status(a *kubeAuthorizer, token string, needs ...Permission) int {
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/node", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	if err := a.authorize(r, needs); err != nil {
+		return fromKube(err).status
+	}
+	return http.StatusOK
+}
+
+// Answers are reused for the cache TTL; while the API server cannot be
+// reached, for the stale TTL past that, at once and without a review; a
+// token never seen gets 503; the probe finds the API server back.
+func TestAnswersOutlastAnOutageForTheStaleTTL(t *testing.T) {
+	api, a := fakeAuthorizer(t, 300*time.Millisecond, time.Minute)
+	list, create := Permission{"list", "edgenodes"}, Permission{"create", "provisiontemplates"}
+	if got := status(a, "good-alice", list); got != http.StatusOK {
+		t.Fatalf("list as alice: %d", got)
+	}
+	if got := status(a, "good-alice", create); got != http.StatusForbidden {
+		t.Fatalf("create as alice: %d", got)
+	}
+	if got := status(a, "made-up"); got != http.StatusUnauthorized {
+		t.Fatalf("a made-up token: %d", got)
+	}
+	status(a, "good-alice", list, create)
+	status(a, "made-up")
+	if tr, sar := api.tokenReviews.Load(), api.sar.Load(); tr != 2 || sar != 2 {
+		t.Fatalf("within the TTL every answer is reused: %d TokenReviews, %d SubjectAccessReviews", tr, sar)
+	}
+	for _, k := range a.users.Keys() {
+		if strings.Contains(k.(string), "alice") {
+			t.Fatalf("a token is kept in clear: %v", k)
+		}
+	}
+
+	api.down.Store(true)
+	time.Sleep(400 * time.Millisecond) // past the TTL
+	if got := status(a, "good-alice", list); got != http.StatusOK {
+		t.Fatalf("list as alice past the TTL, API server down: %d", got)
+	}
+	if !a.down.Load() {
+		t.Fatal("the failed review did not mark the API server down")
+	}
+	reviews := api.tokenReviews.Load() + api.sar.Load()
+	start := time.Now()
+	for range 20 {
+		if got := status(a, "good-alice", list, create); got != http.StatusForbidden {
+			t.Fatalf("stale answers while down: %d", got)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("stale answers took %s: they should come at once", took)
+	}
+	if n := api.tokenReviews.Load() + api.sar.Load(); n != reviews {
+		t.Fatalf("%d reviews asked while down and answers were known", n-reviews)
+	}
+	if got := status(a, "good-bob", list); got != http.StatusServiceUnavailable {
+		t.Fatalf("a token never seen, API server down: %d", got)
+	}
+
+	api.down.Store(false)
+	for deadline := time.Now().Add(5 * time.Second); a.down.Load(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the probe did not find the API server back")
+		}
+	}
+	if got := status(a, "good-bob", list); got != http.StatusOK {
+		t.Fatalf("list as bob once the API server is back: %d", got)
+	}
+}
+
+// With no stale TTL, an outage past the cache TTL refuses with 503.
+func TestNoStaleTTLRefusesThroughAnOutage(t *testing.T) {
+	api, a := fakeAuthorizer(t, 200*time.Millisecond, 0)
+	list := Permission{"list", "edgenodes"}
+	if got := status(a, "good-alice", list); got != http.StatusOK {
+		t.Fatalf("list as alice: %d", got)
+	}
+	api.down.Store(true)
+	time.Sleep(300 * time.Millisecond)
+	if got := status(a, "good-alice", list); got != http.StatusServiceUnavailable {
+		t.Fatalf("past the TTL with no stale TTL, API server down: %d", got)
+	}
+}
+
+// Tokens never seen are reviewed at most at the review rate: past it, 429
+// and no review; a token seen before is never limited, and a refusal is
+// reused without a review.
+func TestReviewsOfUnknownTokensAreLimited(t *testing.T) {
+	api, a := fakeAuthorizer(t, 300*time.Millisecond, time.Minute)
+	list := Permission{"list", "edgenodes"}
+	if got := status(a, "good-alice", list); got != http.StatusOK {
+		t.Fatalf("list as alice: %d", got)
+	}
+	time.Sleep(400 * time.Millisecond) // alice's answer is past the TTL: asked again below
+	before, start := api.tokenReviews.Load(), time.Now()
+	codes := map[int]int{}
+	for i := range 3 * reviewBurst {
+		codes[status(a, fmt.Sprintf("made-up-%d", i), list)]++
+	}
+	if got := status(a, "good-alice", list); got != http.StatusOK {
+		t.Fatalf("a known token during the flood: %d", got)
+	}
+	made := api.tokenReviews.Load() - before
+	if codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != 3*reviewBurst || codes[http.StatusTooManyRequests] == 0 {
+		t.Fatalf("the flood was answered %v", codes)
+	}
+	if limit := reviewBurst + reviewRate*time.Since(start).Seconds() + 2; float64(made) > limit {
+		t.Fatalf("%d TokenReviews for the flood, more than %.0f", made, limit)
+	}
+	before = api.tokenReviews.Load()
+	if got := status(a, "made-up-0"); got != http.StatusUnauthorized {
+		t.Fatalf("a refused token again: %d", got)
+	}
+	if api.tokenReviews.Load() != before {
+		t.Fatal("a refused token was reviewed again within the TTL")
 	}
 }

@@ -28,12 +28,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -168,7 +169,7 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 	}
 	s.auth = allowAll{}
 	if o.Auth == AuthKubernetes {
-		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL, o.AuthStaleTTL, o.Clock.Now)
+		a, err := newKubeAuthorizer(mgr.GetConfig(), o.Namespace, o.Audiences, o.AuthCacheTTL, o.AuthStaleTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -598,27 +599,14 @@ func recoverPanics(log logr.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// statusWriter remembers the status code for the metrics.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
+// instrument counts and times the requests next answers under route with
+// client_golang's handler instrumentation: the route is curried in, the
+// method is methodLabel's.
 func instrument(route string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		defer func() {
-			requestsTotal.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(sw.code)).Inc()
-			requestDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-		}()
-		next.ServeHTTP(sw, r)
-	})
+	byRoute := prometheus.Labels{"route": route}
+	method := promhttp.WithLabelFromRequest("method", func(r *http.Request) string { return methodLabel(r.Method) })
+	return promhttp.InstrumentHandlerDuration(requestDuration.MustCurryWith(byRoute),
+		promhttp.InstrumentHandlerCounter(requestsTotal.MustCurryWith(byRoute), next, method))
 }
 
 // methodLabel is the method as a metric label: the client chooses the
