@@ -103,7 +103,7 @@ type instance struct {
 // unless known already; nil when gone) and what the node reports of it.
 func (s *Server) join(in *instance) {
 	if in.node == nil {
-		in.node, _ = s.nodesByUID.object("", in.inst.NodeName)
+		in.node, _ = s.nodeIndex.object("", in.inst.NodeName)
 	}
 	in.obs = instances.Observed(in.node, in.inst.TaskID)
 	in.status, in.failed = instances.Status(in.inst.Revision, in.svc.Spec.Action, in.obs)
@@ -138,7 +138,7 @@ func (s *Server) listContainersOfServices(r *http.Request) (any, error) {
 // listContainersOfNodes serves GET /api/v1/container/node.
 func (s *Server) listContainersOfNodes(r *http.Request) (any, error) {
 	return s.listContainers(r, "nodeIds", func(lists [][]instance, id string) [][]instance {
-		for _, n := range s.nodesByUID.get(id) {
+		for _, n := range s.nodeIndex.get(id) {
 			lists = append(lists, s.instances.onNode(n.Name))
 		}
 		return lists

@@ -69,7 +69,7 @@ func (s *Server) listNodes(r *http.Request) (any, error) {
 	for _, name := range names {
 		// The cached object itself, read only. The index and the order
 		// follow the informer each on its own: one may be a moment behind.
-		n, ok := s.nodesByUID.object("", name)
+		n, ok := s.nodeIndex.object("", name)
 		if !ok {
 			n = &edgev1alpha1.EdgeNode{}
 			if err := s.cache.Get(r.Context(), client.ObjectKey{Name: name}, n, client.UnsafeDisableDeepCopy); err != nil {

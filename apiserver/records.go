@@ -189,7 +189,7 @@ func (s *Server) listRecords(r *http.Request) (any, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, badField("id", "is required: the id of the service")
 	}
-	if len(s.servicesByUID.get(id)) == 0 {
+	if len(s.serviceIndex.get(id)) == 0 {
 		return nil, notFound("No service has the id %q.", id)
 	}
 	// Pointers into the cache, kept in order, not the records themselves.

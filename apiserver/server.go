@@ -134,11 +134,12 @@ type Server struct {
 	live   client.Reader // reads past the cache, to settle a write
 	auth   authorizer
 	// nodes is the node list's order; the object indexes serve the
-	// container and record lists. indexesSynced says they hold everything
-	// the cache had at its first sync.
+	// container and record lists: nodeIndex and serviceIndex look objects
+	// up by UID (get) and by name (object). indexesSynced says they hold
+	// everything the cache had at its first sync.
 	nodes, services  *creationOrder
-	nodesByUID       *objectIndex[*edgev1alpha1.EdgeNode]
-	servicesByUID    *objectIndex[*edgev1alpha1.EdgeService]
+	nodeIndex        *objectIndex[*edgev1alpha1.EdgeNode]
+	serviceIndex     *objectIndex[*edgev1alpha1.EdgeService]
 	instances        *instanceOrder
 	recordsByService *objectIndex[*edgev1alpha1.DeployRecord]
 	indexesSynced    []toolscache.InformerSynced
@@ -183,8 +184,8 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 func (s *Server) registerIndexes(c cache.Cache) error {
 	inNamespace := func(o client.Object) bool { return o.GetNamespace() == s.opts.Namespace }
 	s.nodes, s.services = &creationOrder{}, &creationOrder{}
-	s.nodesByUID = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} }, nil)
-	s.servicesByUID = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
+	s.nodeIndex = newObjectIndex(func(n *edgev1alpha1.EdgeNode) []string { return []string{string(n.UID)} }, nil)
+	s.serviceIndex = newObjectIndex(func(svc *edgev1alpha1.EdgeService) []string {
 		if !inNamespace(svc) {
 			return nil
 		}
@@ -208,8 +209,8 @@ func (s *Server) registerIndexes(c cache.Cache) error {
 	}{
 		{&edgev1alpha1.EdgeNode{}, orderHandler[*edgev1alpha1.EdgeNode](s.nodes, nil)},
 		{&edgev1alpha1.EdgeService{}, orderHandler(s.services, func(svc *edgev1alpha1.EdgeService) bool { return inNamespace(svc) })},
-		{&edgev1alpha1.EdgeNode{}, s.nodesByUID.handler()},
-		{&edgev1alpha1.EdgeService{}, s.servicesByUID.handler()},
+		{&edgev1alpha1.EdgeNode{}, s.nodeIndex.handler()},
+		{&edgev1alpha1.EdgeService{}, s.serviceIndex.handler()},
 		{&edgev1alpha1.NodeAssignment{}, s.instances.handler()},
 		{&edgev1alpha1.DeployRecord{}, s.recordsByService.handler()},
 	} {

@@ -144,7 +144,7 @@ func (s *Server) listServices(r *http.Request) (any, error) {
 	for _, name := range names {
 		// The cached object itself, read only; the order and the index
 		// follow the informer each on its own: one may be a moment behind.
-		svc, ok := s.servicesByUID.object(s.opts.Namespace, name)
+		svc, ok := s.serviceIndex.object(s.opts.Namespace, name)
 		if !ok {
 			continue // deleted since the order was read
 		}
@@ -341,7 +341,7 @@ func (s *Server) createService(r *http.Request) (any, error) {
 // the version it reads.
 func (s *Server) liveService(ctx context.Context, id string) (*edgev1alpha1.EdgeService, error) {
 	var name string
-	for _, svc := range s.servicesByUID.get(id) {
+	for _, svc := range s.serviceIndex.get(id) {
 		name = svc.Name
 	}
 	if name == "" {
