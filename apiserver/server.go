@@ -82,7 +82,9 @@ type Options struct {
 	Console bool
 	// Location is the time zone of the yyyy-MM-dd HH:mm:ss times.
 	Location *time.Location
-	// Clock is the time source; nil means the real clock.
+	// Clock is the time the facade derives states from (a pull stalled,
+	// an instance late); nil means the real clock. Auth answers age on
+	// the real clock, in k8s.io/apiserver's caches.
 	Clock clock.PassiveClock
 }
 
