@@ -51,13 +51,18 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 .PHONY: test
 test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
 	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (test/e2e/engine/...) are skipped"
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) ./... -count=1
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) $(SLOW_SUITES) ./... -count=1
 	$(MAKE) --no-print-directory fuzz
 
 # Test packages run at once. The suites mostly wait on API servers and
 # engines, not on the CPU: 4 on 2 cores took 3 min where 2 took 4 min 15 s,
 # each suite as long as alone.
 TEST_PARALLEL ?= 4
+
+# The longest suites start first (go test runs packages in the order
+# given, each once): in path order the engine suites came last and the
+# run waited on them alone.
+SLOW_SUITES = ./controllers ./test/e2e/engine/podman ./test/e2e/engine/docker ./test/e2e/console
 
 # go vet ran first, over every package: the test and fuzz builds skip
 # their own vet pass (-vet=off): vet's work is done once, not once per
