@@ -62,7 +62,7 @@ TEST_PARALLEL ?= 4
 # The longest suites start first (go test runs packages in the order
 # given, each once): in path order the engine suites came last and the
 # run waited on them alone.
-SLOW_SUITES = ./controllers ./test/e2e/engine/podman ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/chaos
+SLOW_SUITES = ./controllers ./test/e2e/engine/podman ./test/e2e/engine/docker ./test/e2e/console
 
 # go vet ran first, over every package: the test and fuzz builds skip
 # their own vet pass (-vet=off): vet's work is done once, not once per
