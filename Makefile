@@ -168,7 +168,7 @@ scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynami
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(WRITE_COST),--write-cost)
 
 .PHONY: chaos
-chaos: build ## The chaos run: 50 services, 1,000 spec changes, the leading manager killed every 6 s; prints duplicates, missing versions and convergence time.
+chaos: build ## The chaos run: 50 services, 1,000 spec changes, each leading manager killed once it led 6 s; prints duplicates, missing versions and convergence time.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
 
 .PHONY: chaos-edge

@@ -42,7 +42,7 @@ func main() {
 	flag.IntVar(&cfg.Nodes, "nodes", 20, "Simulated nodes.")
 	flag.IntVar(&cfg.Changes, "changes", 1000, "Spec changes, round robin over the services.")
 	flag.Float64Var(&cfg.Rate, "rate", 20, "Spec changes per second.")
-	flag.DurationVar(&cfg.KillEvery, "kill-every", 6*time.Second, "How often the leader is killed during the storm.")
+	flag.DurationVar(&cfg.KillEvery, "kill-every", 6*time.Second, "How long a leader leads before it is killed during the storm.")
 	flag.IntVar(&cfg.MinKills, "min-kills", 2, "The storm goes on past --changes until the leader was killed this often.")
 	flag.DurationVar(&cfg.LeaseDuration, "lease-duration", 3*time.Second, "The managers' leader election lease duration.")
 	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Minute, "How long to wait for convergence after the storm.")

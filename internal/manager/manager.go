@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -40,6 +41,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/scheme"
 )
+
+// electionID names the leader election Lease.
+const electionID = "edgeplane-manager.edge.edgeplane.io"
 
 // Manager is controller-runtime's manager with the reconcilers set up,
 // and the facade that runs beside it.
@@ -56,6 +60,14 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
+	var lock resourcelock.Interface
+	events := &lazyEvents{}
+	if o.LeaderElection && o.RunControllers {
+		var err error
+		if lock, err = leaseLock(cfg, o.ElectionNamespace, electionID, o, events); err != nil {
+			return nil, fmt.Errorf("leader election: %w", err)
+		}
+	}
 	copts := ctrlconfig.Controller{MaxConcurrentReconciles: o.Concurrency}
 	if o.SkipNameValidation {
 		copts.SkipNameValidation = &o.SkipNameValidation
@@ -66,11 +78,14 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		HealthProbeBindAddress:  o.ProbeAddr,
 		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElection && o.RunControllers,
-		LeaderElectionID:        "edgeplane-manager.edge.edgeplane.io",
+		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.ElectionNamespace,
-		LeaseDuration:           &o.LeaseDuration,
-		RenewDeadline:           &o.RenewDeadline,
-		RetryPeriod:             &o.RetryPeriod,
+		// The Lease lock, held off from taking over a dead leader's lease
+		// while a standby can (leaderelection.go).
+		LeaderElectionResourceLockInterface: lock,
+		LeaseDuration:                       &o.LeaseDuration,
+		RenewDeadline:                       &o.RenewDeadline,
+		RetryPeriod:                         &o.RetryPeriod,
 		// A replica that stops hands over at once rather than after the
 		// lease expires; safe because Start returns only once every
 		// reconciler has stopped.
@@ -83,6 +98,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	m := &Manager{Manager: mgr}
+	if lock != nil {
+		events.set(mgr.GetEventRecorderFor(lock.Identity()))
+	}
 	if o.RunControllers {
 		if err := controllers.Setup(ctx, mgr, o.Controllers); err != nil {
 			return nil, fmt.Errorf("setting up the controllers: %w", err)
