@@ -208,7 +208,7 @@ func TestRolloutDeadline(t *testing.T) {
 func TestRollbackTarget(t *testing.T) {
 	svc := func(revision, deployed int64) *edgev1alpha1.EdgeService {
 		return &edgev1alpha1.EdgeService{
-			Spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@v3#linux"}, Policy: edgev1alpha1.PolicyStatic}, Nodes: []string{"a", "b", "c"}},
+			Spec:   edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Image: edgev1alpha1.ImageSpec{Ref: "app@v3#linux"}, Policy: edgev1alpha1.PolicyStatic}, Nodes: []string{"a", "b", "c"}},
 			Status: edgev1alpha1.EdgeServiceStatus{Revision: revision, DeployedRevision: deployed},
 		}
 	}

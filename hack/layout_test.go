@@ -72,3 +72,16 @@ func TestProductImportsNoHarness(t *testing.T) {
 		t.Fatalf("go list named %d product packages; expected the whole product", seen)
 	}
 }
+
+// TestGoFilesAreFormatted fails on any Go file gofmt would change.
+func TestGoFilesAreFormatted(t *testing.T) {
+	cmd := exec.Command("gofmt", "-l", ".")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gofmt: %v", err)
+	}
+	if files := strings.TrimSpace(string(out)); files != "" {
+		t.Errorf("not gofmt-formatted (run gofmt -w):\n%s", files)
+	}
+}
