@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string) error {
 		runtime.GOMAXPROCS(n)
 		log.Info("Raised GOMAXPROCS above the CPU count", "gomaxprocs", n, "cpus", runtime.NumCPU())
 	}
+	// Flags first: a bad flag is said as such, not as a missing kubeconfig.
 	if err := o.Validate(); err != nil {
 		return err
 	}
