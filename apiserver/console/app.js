@@ -78,8 +78,10 @@ function drawAuth() {
 }
 
 // load fetches the live part and swaps it in at once: no blank frame, and
-// the page keeps its height, so the scroll position stays.
-async function load(state) {
+// the page keeps its height, so the scroll position stays. A refresh in
+// the background keeps what it fetched to itself when someone has put the
+// focus in the live part meanwhile: a form they started to fill stays.
+async function load(state, background = false) {
   state.controller?.abort();
   const controller = new AbortController();
   state.controller = controller;
@@ -91,6 +93,7 @@ async function load(state) {
     next = problem(err);
   }
   if (current !== state || controller.signal.aborted) return;
+  if (background && state.live.contains(document.activeElement)) return;
   // A control with an id that had the focus keeps it across the redraw
   // (a tree's open button, a keyboard user's place).
   const focused = state.live.contains(document.activeElement) ? document.activeElement.id : '';
@@ -106,7 +109,7 @@ function schedule(state) {
   state.timer = setTimeout(async () => {
     // Someone typing in the live part (a checkbox, a form) is not
     // redrawn under them.
-    if (!state.live.contains(document.activeElement)) await load(state);
+    if (!state.live.contains(document.activeElement)) await load(state, true);
     if (current === state) schedule(state);
   }, refreshEvery);
 }

@@ -484,28 +484,23 @@ var _ = Describe("The console", Ordered, func() {
 
 		By("refusals, as the facade says them, beside their fields; nothing is written")
 		open(fmt.Sprintf("#/service/%s?name=fleet", fleet.UID))
-		submit := func(form, field, value string) {
-			GinkgoHelper()
-			Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`form[data-form=%s] [name=%s]`, form, field)), value),
-				chromedp.Click(chromedp.CSS(fmt.Sprintf(`form[data-form=%s] button[type=submit]`, form))))).To(Succeed())
-		}
 		errorOf := func(form, field string) string {
 			return eval[string](fmt.Sprintf(`document.querySelector('form[data-form=%s] .field-error[data-field=%s]')?.textContent || ''`, form, field))
 		}
 		expectRefusals(sys.Base, "400", "/api/v1/service/")
-		submit("scale", "factor", "0")
+		submit(`form[data-form=scale]`, "factor", "0")
 		Eventually(func() string { return errorOf("scale", "factor") }).Should(Equal("factor: must be between 1 and 10000"))
-		submit("version", "imageVersion", "2.0#sylixos")
+		submit(`form[data-form=version]`, "imageVersion", "2.0#sylixos")
 		Eventually(func() string { return errorOf("version", "imageVersion") }).Should(ContainSubstring("is no image version"))
 		screenshot("service-errors")
 		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(fleet), fleet)).To(Succeed())
 		Expect(fleet.Generation).To(Equal(int64(1)))
 
 		By("scaling, then a new version: each a new revision, which the page follows")
-		submit("scale", "factor", "2")
+		submit(`form[data-form=scale]`, "factor", "2")
 		Eventually(func() string { return text(`.live [role=status].notice`) }).Should(Equal("Scaled fleet to 2 instances."))
 		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("2 of 2 run revision 2"))
-		submit("version", "imageVersion", "1.1")
+		submit(`form[data-form=version]`, "imageVersion", "1.1")
 		Eventually(func() string { return text(`.live [role=status].notice`) }).Should(ContainSubstring("now asks for web@1.1#linux"))
 		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("2 of 2 run revision 3"))
 		Expect(sys.Client.Get(ctx, client.ObjectKeyFromObject(fleet), fleet)).To(Succeed())

@@ -192,6 +192,24 @@ var _ = BeforeSuite(func() {
 	}()
 })
 
+// A failed spec's report holds what the browser showed and the problems
+// logged so far: a failure in CI can be read from its output alone.
+var _ = AfterEach(func() {
+	if browser == nil || !CurrentSpecReport().Failed() {
+		return
+	}
+	c, cancel := context.WithTimeout(browser, 5*time.Second)
+	defer cancel()
+	shown, err := chromedp.Run(c, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+	if err != nil {
+		shown = "unreadable: " + err.Error()
+	}
+	problems.Lock()
+	logged := strings.Join(problems.list, "\n")
+	problems.Unlock()
+	AddReportEntry("the browser at the failure", shown+"\n--- logged:\n"+logged)
+})
+
 // No exception, console error or dialog happened during the whole run.
 var _ = AfterSuite(func() {
 	if browser == nil {
@@ -279,6 +297,23 @@ func eval[T any](expr string) T {
 	v, err := chromedp.Run(bounded(), chromedp.Evaluate[T](expr))
 	Expect(err).NotTo(HaveOccurred(), expr)
 	return v
+}
+
+// submit fills the fields of form (name, value, name, value…) and submits
+// it as a person does: the focus goes into the form first, and a view's
+// refresh every few seconds swaps out no live part that holds the focus,
+// so the form cannot be replaced by an empty one between the values and
+// the click.
+func submit(form string, fields ...string) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		return eval[bool](fmt.Sprintf(`(() => { const c = document.querySelector(%q)?.querySelector('input:not([type=hidden]), select, textarea'); c?.focus(); return !!c && document.activeElement === c; })()`, form))
+	}).Should(BeTrue(), "the focus is in "+form)
+	var fill []chromedp.Action[chromedp.Void]
+	for i := 0; i+1 < len(fields); i += 2 {
+		fill = append(fill, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`%s [name=%s]`, form, fields[i])), fields[i+1]))
+	}
+	Expect(chromedp.Do(bounded(), append(fill, chromedp.Click(chromedp.CSS(form+` button[type=submit]`)))...)).To(Succeed())
 }
 
 // screenshot saves the whole page as name.png in the suite's output directory.
