@@ -88,7 +88,10 @@ func (l *holdOffLock) Update(ctx context.Context, rec resourcelock.LeaderElectio
 }
 
 // leaseLock is the Lease lock controller-runtime would make, wrapped in
-// the hold-off. Its Events go to events once the manager exists.
+// the hold-off. Its Events go to events once the manager exists. It is
+// built here rather than by controller-runtime's
+// leaderelection.NewResourceLock, which asks for the manager's event
+// recorders, and the lock must exist before the manager does.
 func leaseLock(cfg *rest.Config, namespace, name string, o Options, events *lazyEvents) (resourcelock.Interface, error) {
 	if namespace == "" {
 		data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
