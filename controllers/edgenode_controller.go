@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	acmetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -42,6 +44,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	acv1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
 
@@ -147,26 +150,26 @@ func (r *EdgeNodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // judge tells the node's state from its Lease. Before a node online goes
-// offline, its Lease is read past the cache: the cache may be behind, and
-// if that read gets no answer the controller is the one cut off, and
-// declares nothing. The first answer after such an outage gives every node
-// a full grace period from then, as a new leader does: renewals sent while
-// the controller could not see them are not the nodes' fault.
+// offline, its Lease (and the hub replica's it names) is read past the
+// cache: the cache may be behind, and if that read gets no answer the
+// controller is the one cut off, and declares nothing. The first answer
+// after such an outage gives every node a full grace period from then, as
+// a new leader does: renewals sent while the controller could not see
+// them are not the nodes' fault.
 func (r *EdgeNodeReconciler) judge(ctx context.Context, node *edgev1alpha1.EdgeNode, lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration, error) {
-	state, reason, message, left := r.liveness(lease)
-	if state != edgev1alpha1.NodeOffline || lease == nil || node.Status.Status == edgev1alpha1.NodeOffline {
-		return state, reason, message, left, nil
+	state, reason, message, left, err := r.liveness(ctx, r.Client, lease)
+	if err != nil || state != edgev1alpha1.NodeOffline || lease == nil || node.Status.Status == edgev1alpha1.NodeOffline {
+		return state, reason, message, left, err
 	}
 	live := &coordinationv1.Lease{}
-	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(lease), live)
+	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(lease), live)
 	if r.answered(err); err != nil {
 		if apierrors.IsNotFound(err) {
 			return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0, nil
 		}
 		return "", "", "", 0, fmt.Errorf("reading the node's Lease before declaring the node offline: %w", err)
 	}
-	state, reason, message, left = r.liveness(live)
-	return state, reason, message, left, nil
+	return r.liveness(ctx, r.APIReader, live)
 }
 
 // answered notes the outcome of a call to the API server: whether the
@@ -185,23 +188,52 @@ func (r *EdgeNodeReconciler) answered(err error) {
 // liveness tells the node's state from its Lease, and how long until a live
 // Lease expires: a grace period after the controller last saw the Lease's
 // renewTime change (or regained the API server), whatever time the agent's
-// clock wrote.
-func (r *EdgeNodeReconciler) liveness(lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration) {
+// clock wrote. A node behind the edge hub renews nothing itself: its Lease
+// names the hub replica it beats at, whose own Lease's renewals count as
+// the node's; an empty holder is the hub's word that the node stopped
+// beating.
+func (r *EdgeNodeReconciler) liveness(ctx context.Context, leases client.Reader, lease *coordinationv1.Lease) (edgev1alpha1.NodeState, string, string, time.Duration, error) {
 	if lease == nil {
-		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0
+		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseMissing, "The node's agent has not created its Lease.", 0, nil
 	}
 	seen := r.noteRenewal(lease).seenAt
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	replica, viaHub := strings.CutPrefix(holder, hubapi.HolderPrefix)
+	switch {
+	case lease.Spec.HolderIdentity != nil && holder == "":
+		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonAgentDisconnected,
+			fmt.Sprintf("The agent sent the edge hub no heartbeat within the grace period of %s.", r.GracePeriod), 0, nil
+	case viaHub:
+		hub := &coordinationv1.Lease{}
+		err := leases.Get(ctx, types.NamespacedName{Namespace: r.LeaseNamespace, Name: replica}, hub)
+		if apierrors.IsNotFound(err) {
+			return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonHubReplicaLost,
+				fmt.Sprintf("The edge hub replica %s the agent beat at is gone, and the agent has not beaten at another.", replica), 0, nil
+		}
+		if err != nil {
+			return "", "", "", 0, fmt.Errorf("reading the Lease of hub replica %s: %w", replica, err)
+		}
+		if hubSeen := r.noteRenewal(hub).seenAt; hubSeen.After(seen) {
+			seen = hubSeen
+		}
+	}
 	r.mu.Lock()
 	if r.regained.After(seen) {
 		seen = r.regained
 	}
 	r.mu.Unlock()
 	left := seen.Add(r.GracePeriod).Sub(r.Clock.Now())
-	if left <= 0 {
-		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseExpired,
-			fmt.Sprintf("The agent has not renewed its Lease within the grace period of %s.", r.GracePeriod), 0
+	switch {
+	case left > 0 && viaHub:
+		return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, fmt.Sprintf("The agent beats at edge hub replica %s.", replica), left, nil
+	case left > 0:
+		return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, "The agent renews its Lease.", left, nil
+	case viaHub:
+		return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonHubReplicaLost,
+			fmt.Sprintf("The edge hub replica %s the agent beat at has not renewed its Lease within the grace period of %s, and the agent has not beaten at another.", replica, r.GracePeriod), 0, nil
 	}
-	return edgev1alpha1.NodeOnline, edgev1alpha1.ReasonAgentReady, "The agent renews its Lease.", left
+	return edgev1alpha1.NodeOffline, edgev1alpha1.ReasonLeaseExpired,
+		fmt.Sprintf("The agent has not renewed its Lease within the grace period of %s.", r.GracePeriod), 0, nil
 }
 
 // noteRenewal records a Lease's renewTime, stamped with the controller's clock
@@ -270,24 +302,41 @@ func (r *EdgeNodeReconciler) leaseEvents() handler.EventHandler {
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if lease, ok := e.Object.(*coordinationv1.Lease); ok && ours(lease) {
 				r.noteRenewal(lease)
-				enqueue(q, lease)
+				if !isHubReplica(lease) {
+					enqueue(q, lease)
+				}
 			}
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if lease, ok := e.ObjectNew.(*coordinationv1.Lease); ok && ours(lease) {
-				r.noteRenewal(lease)
-				if r.notOnline(lease.Name) {
-					enqueue(q, lease)
-				}
+			lease, ok := e.ObjectNew.(*coordinationv1.Lease)
+			if !ok || !ours(lease) {
+				return
+			}
+			r.noteRenewal(lease)
+			if isHubReplica(lease) {
+				return // its nodes' expiries read it when they come
+			}
+			old, _ := e.ObjectOld.(*coordinationv1.Lease)
+			if r.notOnline(lease.Name) || old == nil || ptr.Deref(old.Spec.HolderIdentity, "") != ptr.Deref(lease.Spec.HolderIdentity, "") {
+				enqueue(q, lease)
 			}
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if ours(e.Object) {
 				r.dropRenewal(e.Object.GetName())
-				enqueue(q, e.Object)
+				if _, hub := e.Object.GetLabels()[hubapi.LabelHubReplica]; !hub {
+					enqueue(q, e.Object)
+				}
 			}
 		},
 	}
+}
+
+// isHubReplica says whether a Lease of the namespace is an edge hub
+// replica's rather than a node's.
+func isHubReplica(lease *coordinationv1.Lease) bool {
+	_, ok := lease.Labels[hubapi.LabelHubReplica]
+	return ok
 }
 
 func (r *EdgeNodeReconciler) notOnline(name string) bool {

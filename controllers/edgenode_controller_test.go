@@ -22,11 +22,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
@@ -35,6 +38,59 @@ func nodeState(name string) func() edgev1alpha1.NodeState {
 }
 
 var _ = Describe("EdgeNode liveness", func() {
+	It("follows a node behind the edge hub by the hub replica's Lease, with no write of the node's own", func() {
+		createNode("via-hub", "linux", nil)
+		hubLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hub-r1", Namespace: opts.LeaseNamespace,
+			Labels: map[string]string{hubapi.LabelHubReplica: "true"}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("hub-r1")}}
+		renewHub := func() {
+			GinkgoHelper()
+			hubLease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+			if hubLease.ResourceVersion == "" {
+				Expect(k8sClient.Create(ctx, hubLease)).To(Succeed())
+			} else {
+				Expect(k8sClient.Update(ctx, hubLease)).To(Succeed())
+			}
+		}
+		renewHub()
+		now := metav1.NewMicroTime(time.Now())
+		nodeLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "via-hub", Namespace: opts.LeaseNamespace},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(hubapi.HolderPrefix + "hub-r1"), AcquireTime: &now, RenewTime: &now}}
+		Expect(k8sClient.Create(ctx, nodeLease)).To(Succeed())
+		Eventually(nodeState("via-hub")).Should(Equal(edgev1alpha1.NodeOnline))
+
+		By("staying online for longer than the grace period while the hub replica renews its own Lease")
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(300 * time.Millisecond):
+					renewHub()
+				}
+			}
+		}()
+		Consistently(nodeState("via-hub"), 2*opts.NodeGracePeriod, 100*time.Millisecond).Should(Equal(edgev1alpha1.NodeOnline))
+
+		By("going offline at once when the hub releases the node's Lease")
+		nodeLease.Spec.HolderIdentity = ptr.To("")
+		Expect(k8sClient.Update(ctx, nodeLease)).To(Succeed())
+		Eventually(nodeState("via-hub"), opts.NodeGracePeriod/2).Should(Equal(edgev1alpha1.NodeOffline))
+		Expect(meta.FindStatusCondition(getNode("via-hub").Status.Conditions, edgev1alpha1.ConditionReady).Reason).To(Equal(edgev1alpha1.ReasonAgentDisconnected))
+
+		By("online again when a replica holds it, offline once that replica stops renewing")
+		nodeLease.Spec.HolderIdentity = ptr.To(hubapi.HolderPrefix + "hub-r1")
+		Expect(k8sClient.Update(ctx, nodeLease)).To(Succeed())
+		Eventually(nodeState("via-hub")).Should(Equal(edgev1alpha1.NodeOnline))
+		close(stop)
+		<-done
+		Eventually(nodeState("via-hub"), 4*opts.NodeGracePeriod).Should(Equal(edgev1alpha1.NodeOffline))
+		Expect(meta.FindStatusCondition(getNode("via-hub").Status.Conditions, edgev1alpha1.ConditionReady).Reason).To(Equal(edgev1alpha1.ReasonHubReplicaLost))
+	})
+
 	It("is offline without a Lease, online while the agent renews it, offline after the grace period", func() {
 		createNode("live-1", "linux", nil)
 		Eventually(nodeState("live-1")).Should(Equal(edgev1alpha1.NodeOffline))

@@ -3,10 +3,12 @@
 # needs, starts a control plane (etcd + kube-apiserver configured for API
 # aggregation, data in a temporary directory), the manager with the facade,
 # a read replica of the facade behind kube-apiserver (its APIService, TLS,
-# auth kubernetes), an edge agent simulating a handful of nodes, applies the
-# samples, and waits. Ctrl-C stops it all.
+# auth kubernetes), the edge hub in the manager, a handful of simulated
+# devices that each join the hub with their own token (kubectl edge node add,
+# edge-agent join) and talk to it alone, applies the samples, and waits.
+# Ctrl-C stops it all.
 # DEV_RUNTIME=docker adds a real node: an agent with the Docker Engine API
-# runtime, on DOCKER_HOST when that answers, else on a private engine
+# runtime, joined to the hub like the others, on DOCKER_HOST when that answers, else on a private engine
 # started by hack/engine.sh: Podman, or Docker Engine with DEV_ENGINE=docker.
 set -euo pipefail
 
@@ -14,6 +16,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 api_port="${DEV_API_PORT:-8090}"
 agg_port="${DEV_AGGREGATED_PORT:-8091}"
+hub_port="${DEV_HUB_PORT:-8444}"
 nodes="${DEV_NODES:-4}"
 runtime="${DEV_RUNTIME:-sim}"
 [[ "$runtime" == sim || "$runtime" == docker ]] || { echo "DEV_RUNTIME=$runtime: want sim or docker" >&2; exit 2; }
@@ -21,7 +24,7 @@ runtime="${DEV_RUNTIME:-sim}"
 echo "building the control-plane binaries (once) and edgeplane's binaries..."
 assets="$(hack/envtest-assets.sh)"
 export KUBEBUILDER_ASSETS="$assets"
-go build -o bin/ ./cmd/manager ./cmd/edge-agent ./hack/devcluster
+go build -o bin/ ./cmd/manager ./cmd/edge-agent ./cmd/kubectl-edge ./hack/devcluster
 kubectl="$assets/kubectl"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-dev.XXXXXX")"
@@ -45,9 +48,12 @@ pids+=($!)
 for _ in $(seq 1 120); do [[ -s "$dir/kubeconfig" ]] && break; sleep 0.5; done
 [[ -s "$dir/kubeconfig" ]] || { cat "$dir/devcluster.log"; echo "the control plane did not start" >&2; exit 1; }
 export KUBECONFIG="$dir/kubeconfig"
+"$kubectl" create namespace edgeplane-system >/dev/null
 
+hub="https://127.0.0.1:$hub_port"
 bin/manager --kubeconfig "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
   --api-bind-address "127.0.0.1:$api_port" --api-namespace default --auth none \
+  --hub-bind-address "127.0.0.1:$hub_port" --hub-advertise-url "$hub" \
   --node-grace-period 20s --reschedule-grace-period 1m >"$dir/manager.log" 2>&1 &
 pids+=($!)
 # The facade kube-apiserver proxies to: a read replica (no reconcilers) on
@@ -58,7 +64,22 @@ bin/manager --kubeconfig "$KUBECONFIG" --controllers=false --metrics-bind-addres
   --tls-cert-file "$dir/facade-tls/tls.crt" --tls-private-key-file "$dir/facade-tls/tls.key" \
   --apiservice v1.facade.edge.edgeplane.io >"$dir/aggregated.log" 2>&1 &
 pids+=($!)
-bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime sim --nodes "$nodes" --types linux,sylixos --arches amd64,arm64 \
+# Each device is added as an operator would (kubectl edge node add prints
+# the one line to run on the device) and joins the hub with its own token;
+# the simulator then plays every device with its own identity.
+for _ in $(seq 1 120); do "$kubectl" -n edgeplane-system get configmap edgeplane-hub-info >/dev/null 2>&1 && break; sleep 0.5; done
+add() { # add NAME TYPE ARCH ADDRESS LABELS: prints the device's join line
+  bin/kubectl-edge node add "$1" --type "$2" --arch "$3" --address "$4" --labels "$5" 2>/dev/null
+}
+types=(linux sylixos) arches=(amd64 arm64)
+for i in $(seq 1 "$nodes"); do
+  t="${types[$(((i - 1) % 2))]}" a="${arches[$(((i - 1) % 2))]}"
+  name="$(printf 'edge-%s-%02d' "$t" "$i")"
+  line="$(add "$name" "$t" "$a" "10.77.0.$i:7200" site=plant-a)"
+  read -r -a join <<<"${line#edge-agent }"
+  bin/edge-agent "${join[@]}" --run=false --state-dir "$dir/devices/$name" >>"$dir/joins.log" 2>&1
+done
+bin/edge-agent --hub-identities "$dir/devices" --runtime sim --nodes "$nodes" --types linux,sylixos --arches amd64,arm64 \
   --labels site=plant-a --renew-interval 5s --start-delay 2s --metrics-interval 5s --fail-images '^broken' >"$dir/agent.log" 2>&1 &
 pids+=($!)
 
@@ -71,8 +92,10 @@ if [[ "$runtime" == docker ]]; then
     engine="$dir/engine"
     export "$(hack/engine.sh start "$engine" "${DEV_ENGINE:-podman}")"
   fi
-  bin/edge-agent --kubeconfig "$KUBECONFIG" --runtime docker --runtime-endpoint "$DOCKER_HOST" --node-name edge-docker-01 \
-    --image-registry edgeplane.local --labels site=lab --renew-interval 5s --metrics-interval 5s \
+  line="$(add edge-docker-01 linux "$(go env GOARCH)" 127.0.0.1:7200 site=lab)"
+  read -r -a join <<<"${line#edge-agent }"
+  KUBECONFIG= bin/edge-agent "${join[@]}" --runtime docker --runtime-endpoint "$DOCKER_HOST" \
+    --image-registry edgeplane.local --renew-interval 5s --metrics-interval 5s \
     --state-dir "$dir/agent-state" >"$dir/agent-docker.log" 2>&1 &
   pids+=($!)
   want_online=$((nodes + 1))
@@ -103,9 +126,10 @@ edgeplane is running on this machine.
                (through kube-apiserver: KUBECONFIG=$KUBECONFIG $kubectl proxy, then
                 http://127.0.0.1:8001/apis/facade.edge.edgeplane.io/v1/console/)
   facade:      $url/api/v1   (OpenAPI: $url/api/v1/openapi.json)
+  edge hub:    $hub   (devices join it: KUBECONFIG=$KUBECONFIG bin/kubectl-edge node add NAME --address HOST:PORT)
   aggregated:  ${apiserver%/}/apis/facade.edge.edgeplane.io/v1/api/v1   (the same facade through kube-apiserver)
   kubeconfig:  $KUBECONFIG
-  logs:        $dir/{devcluster,manager,aggregated,agent,agent-docker}.log
+  logs:        $dir/{devcluster,manager,aggregated,joins,agent,agent-docker}.log
 
 Try:
   curl -s '$url/api/v1/node?pageSize=-1'

@@ -26,6 +26,13 @@ const (
 	ReasonLeaseExpired = "LeaseExpired"
 	// ReasonLeaseMissing: the node has no Lease; its agent never reported.
 	ReasonLeaseMissing = "LeaseMissing"
+	// ReasonAgentDisconnected: the agent sent the edge hub no heartbeat
+	// within the grace period, and the hub released its Lease.
+	ReasonAgentDisconnected = "AgentDisconnected"
+	// ReasonHubReplicaLost: the hub replica the node beats at has not
+	// renewed its own Lease within the grace period, and the node has not
+	// moved to another.
+	ReasonHubReplicaLost = "HubReplicaLost"
 
 	// ConditionRuntimeReady is written on an EdgeNode by its agent: True
 	// while the node's container engine answers the agent's probe.

@@ -18,11 +18,20 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 )
 
 // The shipped systemd unit starts the agent with flags it knows.
@@ -102,5 +111,111 @@ func TestRealRuntimeByDefault(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "is a setting of the simulator (--runtime=sim), not of --runtime=docker") {
 			t.Errorf("edge-agent %s: %v, want the simulator's flag refused", f, err)
 		}
+	}
+}
+
+// edge-agent join checks its flags before it sends the token, which joins
+// once, and writes nothing when they are wrong.
+func TestJoinFlags(t *testing.T) {
+	const (
+		hub   = "--hub=https://127.0.0.1:1"
+		token = "--token=abcdef.0123456789abcdef"
+		hash  = "--ca-cert-hash=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	)
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"join", hub, "--token=abcdef", hash}, "--token: a join token is"},
+		{[]string{"join", hub, "--token=ABCDEF.0123456789ABCDEF", hash}, "--token: a join token is"},
+		{[]string{"join", hub, token, "--ca-cert-hash=0123"}, "--ca-cert-hash"},
+		{[]string{"join", hub, token, "--ca-cert-hash=sha256:0123"}, "--ca-cert-hash"},
+		{[]string{"join", "--hub=http://127.0.0.1:1", token, hash}, "--hub"},
+		{[]string{"join", "--hub=127.0.0.1:1", token, hash}, "--hub"},
+		{[]string{"join", "--hub=https://127.0.0.1:1/hub", token, hash}, "--hub"},
+		{[]string{"join", hub, hash}, "needs --hub, --token and --ca-cert-hash"},
+		{[]string{"join", hub, token, hash, "--kubeconfig=/etc/edgeplane/kubeconfig"}, "--kubeconfig"},
+		{[]string{"join", hub, token, hash, "--runtime=sim", "--nodes=3"}, "a hub identity is one node's"},
+		{[]string{"join", hub, token, hash, "--lease-namespace=x"}, "--lease-namespace"},
+		{[]string{"join", hub, token, hash, "--max-instances=0"}, "--max-instances"},
+		{[]string{"join", hub, token, hash, "extra"}, "unexpected argument"},
+		{[]string{"--runtime=sim", "join", hub, token, hash}, "join is a subcommand"},
+	} {
+		dir := t.TempDir()
+		err := run(context.Background(), append(tc.args, "--state-dir="+dir))
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("edge-agent %v: %v, want %q", tc.args, err, tc.wantErr)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("edge-agent %v wrote %d files in the state dir", tc.args, len(entries))
+		}
+	}
+}
+
+// writeIdentity writes the identity of a device that joined the hub at
+// server as node, as edge-agent join saves it.
+func writeIdentity(t *testing.T, dir, server, node string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub-ca"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: node, Organization: []string{hubapi.NodeCertOrganization}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"ca.crt":        pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		"node.crt":      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"node.key":      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		"identity.json": []byte(`{"server": "` + server + `", "node": "` + node + `", "leaseNamespace": "hub-leases"}`),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A device that joined the hub runs through it when no kubeconfig is
+// named, as the node it joined as.
+func TestHubMode(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	dir := t.TempDir()
+	// Nothing listens on port 1 of loopback: the hub cannot be reached.
+	writeIdentity(t, filepath.Join(dir, "hub"), "https://127.0.0.1:1", "edge-07")
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--runtime=sim", "--nodes=3"}, "a hub identity is one node's"},
+		{[]string{"--runtime=sim", "--node-name=edge-01"}, "joined the hub as node edge-07"},
+		{[]string{"--runtime=sim", "--lease-namespace=other"}, "the hub keeps node edge-07's Lease in hub-leases"},
+	} {
+		if err := run(context.Background(), append(tc.args, "--state-dir="+dir)); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("edge-agent %v: %v, want %q", tc.args, err, tc.wantErr)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := run(ctx, []string{"--runtime=sim", "--node-name=edge-07", "--state-dir=" + dir}); err != nil {
+		t.Fatalf("the agent exited: %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the agent returned before it was stopped")
 	}
 }

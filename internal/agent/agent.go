@@ -100,6 +100,12 @@ type Options struct {
 	// RuntimeProbeInterval is how often each node pings its engine.
 	RuntimeProbeInterval time.Duration
 
+	// NodeConfig, when set, gives each node a connection of its own: a
+	// device behind the edge hub holds one identity per node, as a real
+	// one does, and reaches only that node's objects with it. Run's cfg
+	// is not used then.
+	NodeConfig func(Node) (*rest.Config, error)
+
 	// Silent, when set, says whether a node is silent at a moment: no
 	// Lease renewals and no reports (the simulator's scripted silences).
 	Silent func(node string, now time.Time) bool
@@ -150,35 +156,64 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.ImagePullProgressDeadline <= 0 {
 		o.ImagePullProgressDeadline = d.ImagePullProgressDeadline
 	}
-	mapper := restMapper()
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
-	if err != nil {
-		return err
+	// One connection for every node, or one per node: the nodes'
+	// assignments reach them through the informers of their connection.
+	type conn struct {
+		c      client.Client
+		cache  cache.Cache
+		synced func() bool
+		nodes  map[string]*node
 	}
-	ownAssignments, err := cache.New(cfg, cacheOptions(o, mapper))
-	if err != nil {
-		return err
+	var conns []*conn
+	connect := func(cfg *rest.Config, nodes []Node) (*conn, error) {
+		mapper := restMapper()
+		c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
+		if err != nil {
+			return nil, err
+		}
+		own, err := cache.New(cfg, cacheOptions(o, nodes, mapper))
+		if err != nil {
+			return nil, err
+		}
+		inf, err := own.GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
+		if err != nil {
+			return nil, err
+		}
+		k := &conn{c: c, cache: own, synced: inf.HasSynced, nodes: map[string]*node{}}
+		conns = append(conns, k)
+		return k, wakeOnChange(inf, k.nodes)
 	}
-	assignments, err := ownAssignments.GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
-	if err != nil {
-		return err
+	var shared *conn
+	if o.NodeConfig == nil {
+		var err error
+		if shared, err = connect(cfg, o.Nodes); err != nil {
+			return err
+		}
 	}
 	start := o.Clock.Now()
 	loops := make([]*node, 0, len(o.Nodes))
-	byName := make(map[string]*node, len(o.Nodes))
 	for i, n := range o.Nodes {
+		k := shared
+		if k == nil {
+			ncfg, err := o.NodeConfig(n)
+			if err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			if k, err = connect(ncfg, []Node{n}); err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}
 		rt, err := o.NewRuntime(n, i)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		loop := newNode(n, o, rt, c, ownAssignments, assignments.HasSynced, start, i)
+		loop := newNode(n, o, rt, k.c, k.cache, k.synced, start, i)
 		loops = append(loops, loop)
-		byName[n.Name] = loop
+		k.nodes[n.Name] = loop
 	}
-	if err := wakeOnChange(assignments, byName); err != nil {
-		return err
+	for _, k := range conns {
+		go func() { _ = k.cache.Start(ctx) }()
 	}
-	go func() { _ = ownAssignments.Start(ctx) }()
 	var wg sync.WaitGroup
 	for _, loop := range loops {
 		wg.Go(func() { loop.run(ctx) })
@@ -200,13 +235,13 @@ func restMapper() meta.RESTMapper {
 }
 
 // cacheOptions watches only the node's own assignment, by name, when the
-// agent plays one node, as a real agent does: the API server's watch
+// connection serves one node, as a real agent's does: the API server's watch
 // cache hands a write only to the watches of its name, and the agent's
 // RBAC names that one object. A simulator of many nodes watches every
 // assignment. A watch that fails is retried by the informer with its own
 // back-off; the nodes' link logs the outage, so the informer logs a
 // failure once a minute at most.
-func cacheOptions(o Options, mapper meta.RESTMapper) cache.Options {
+func cacheOptions(o Options, nodes []Node, mapper meta.RESTMapper) cache.Options {
 	watchLog := outage{what: "Watch of the node's assignment", log: o.Log.Info}
 	var mu sync.Mutex
 	opts := cache.Options{Scheme: scheme.Scheme, Mapper: mapper, DefaultTransform: cache.TransformStripManagedFields(),
@@ -216,8 +251,8 @@ func cacheOptions(o Options, mapper meta.RESTMapper) cache.Options {
 			watchLog.fail(o.Clock.Now(), err)
 		}}
 	own := cache.ByObject{}
-	if len(o.Nodes) == 1 {
-		own.Field = fields.OneTermEqualSelector("metadata.name", o.Nodes[0].Name)
+	if len(nodes) == 1 {
+		own.Field = fields.OneTermEqualSelector("metadata.name", nodes[0].Name)
 	}
 	opts.ByObject = map[client.Object]cache.ByObject{&edgev1alpha1.NodeAssignment{}: own}
 	return opts

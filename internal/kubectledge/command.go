@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/internal/version"
 )
 
@@ -221,7 +222,79 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	deploy.Flags().StringVar(&d.name, "name", "", "The service's name; the template's if not set.")
 	deploy.Flags().StringSliceVar(&d.nodes, "nodes", nil, "Run one instance on each of these nodes (a static service).")
 	deploy.Flags().Int32Var(&d.factor, "factor", 0, "Run this many instances over the fitting online nodes (a dynamic service).")
-	root.AddCommand(rolloutCmd, deploy)
+
+	// The node commands write the join command to stdout alone, so that it
+	// can be piped to the device, and what it is to stderr.
+	nodeCmd := &cobra.Command{
+		Use:   "node SUBCOMMAND",
+		Short: "Add edge nodes and manage how they join the edge hub",
+		Long:  "Add an EdgeNode with a one-time join token for its device, issue a new token, or revoke the node's certificates.",
+	}
+	var no nodeOptions
+	nodeRun := func(cmd *cobra.Command, f func(ctx context.Context, n *nodes) error) error {
+		return run(cmd, func(ctx context.Context, r *rollout, _ string) error {
+			ctx, cancel := once(ctx, r)
+			defer cancel()
+			return f(ctx, &nodes{rollout: r, errOut: streams.ErrOut})
+		})
+	}
+	add := &cobra.Command{
+		Use:   "add NAME [--labels=KEY=VALUE,...] [--type=TYPE] [--arch=ARCH] [--address=HOST:PORT] [--ttl=DURATION] [--hub=URL]",
+		Short: "Add an edge node and print the command that joins its device",
+		Long: "Create an EdgeNode and a join token for it, and print the edge-agent join command to run on the device: " +
+			"the hub's URL, the token and the hash of the hub's CA, read from the ConfigMap " + hubapi.InfoConfigMap + " the hub " +
+			"publishes in --hub-namespace. The token joins one device once, until --ttl passes.",
+		Example: "  kubectl edge node add edge-01 --labels=site=plant-a,line=3 --type=linux --arch=arm64 --address=10.0.0.7:8080\n" +
+			"  kubectl edge node add edge-02 --address=10.0.0.8:8080 --ttl=24h --hub=https://hub.plant-a.example:8443",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			no.name = args[0]
+			if err := no.check(); err != nil {
+				return err
+			}
+			return nodeRun(cmd, func(ctx context.Context, n *nodes) error { return n.add(ctx, no) })
+		},
+	}
+	add.Flags().StringVar(&no.labels, "labels", "", "Labels of the node, KEY=VALUE pairs joined by commas; dynamic services are placed by them.")
+	add.Flags().StringVar(&no.typ, "type", "", "The node's expected operating system, such as linux or sylixos; its agent reports the real one.")
+	add.Flags().StringVar(&no.arch, "arch", "", "The node's expected CPU architecture, such as amd64 or arm64; its agent reports the real one.")
+	add.Flags().StringVar(&no.address, "address", "", "Where the node's agent is reached, HOST:PORT.")
+	token := &cobra.Command{
+		Use:   "token NAME [--ttl=DURATION] [--hub=URL]",
+		Short: "Print a new join command for an edge node",
+		Long: "Create a new join token for an existing EdgeNode, for a device that lost its credentials, was replaced or " +
+			"was revoked, and print the edge-agent join command to run on it. Tokens issued before stay valid until used or expired.",
+		Example: "  kubectl edge node token edge-01\n  kubectl edge node token edge-01 --ttl=15m",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			no.name = args[0]
+			if err := no.check(); err != nil {
+				return err
+			}
+			return nodeRun(cmd, func(ctx context.Context, n *nodes) error { return n.token(ctx, no) })
+		},
+	}
+	for _, c := range []*cobra.Command{add, token} {
+		c.Flags().DurationVar(&no.ttl, "ttl", time.Hour, "How long the join token is good for; at most 168h.")
+		c.Flags().StringVar(&no.hub, "hub", "", "The hub's URL as the device reaches it, https://HOST:PORT; the URL the hub published if not set.")
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Refuse an edge node's certificates and its unused join tokens",
+		Long: "Refuse every certificate the hub issued to the node until now, and delete the node's join tokens that are " +
+			"not used yet. The device is locked out until it joins again with a new token (kubectl edge node token).",
+		Example: "  kubectl edge node revoke edge-01",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkHubNamespace(no.hubNamespace); err != nil {
+				return err
+			}
+			return nodeRun(cmd, func(ctx context.Context, n *nodes) error { return n.revoke(ctx, args[0], no.hubNamespace) })
+		},
+	}
+	nodeCmd.PersistentFlags().StringVar(&no.hubNamespace, "hub-namespace", defaultHubNamespace, "The namespace of the edge hub, where the join tokens are.")
+	nodeCmd.AddCommand(add, token, revoke)
+	root.AddCommand(rolloutCmd, deploy, nodeCmd)
 	return root
 }
 

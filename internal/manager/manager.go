@@ -28,9 +28,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -38,6 +40,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/hub"
 	"github.com/edgeplane/edgeplane/internal/index"
 	"github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -50,6 +53,7 @@ const electionID = "edgeplane-manager.edge.edgeplane.io"
 type Manager struct {
 	ctrl.Manager
 	facade *apiserver.Server
+	hub    *hub.Hub
 }
 
 // New sets up a manager on cfg; ctx bounds the set-up's own calls and
@@ -90,7 +94,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		// lease expires; safe because Start returns only once every
 		// reconciler has stopped.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(o.Controllers),
+		Cache:                         cacheOptions(o),
 		Controller:                    copts,
 		NewClient:                     o.NewClient,
 	})
@@ -111,6 +115,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	if o.facade() {
 		if m.facade, err = apiserver.New(mgr, o.API); err != nil {
 			return nil, err
+		}
+	}
+	if o.Hub.Enabled() {
+		if m.hub, err = hub.New(ctx, mgr, o.Hub); err != nil {
+			return nil, fmt.Errorf("setting up the hub: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -150,6 +159,9 @@ func (m *Manager) Start(ctx context.Context) error {
 // Facade is the facade the manager serves; nil without one.
 func (m *Manager) Facade() *apiserver.Server { return m.facade }
 
+// Hub is the edge hub the manager serves; nil without one.
+func (m *Manager) Hub() *hub.Hub { return m.hub }
+
 // FacadeAddr is the address the facade listens on once it has started;
 // empty before, or without a facade.
 func (m *Manager) FacadeAddr() string {
@@ -186,6 +198,21 @@ func startManager(ctx context.Context, mgr ctrl.Manager) error {
 		ctrl.Log.WithName("setup").Info("Stopped before the cache synced; not waiting for the manager", "waited", unsyncedStopGrace)
 		return nil
 	}
+}
+
+// cacheOptions are the controllers' (controllers.CacheOptions); a replica
+// without them (the facade alone, the hub alone) holds no pull Secrets of
+// any namespace, only the nodes' own credentials, which the hub serves.
+func cacheOptions(o Options) cache.Options {
+	c := controllers.CacheOptions(o.Controllers)
+	if !o.RunControllers {
+		for obj, by := range c.ByObject {
+			if _, ok := obj.(*corev1.Secret); ok {
+				delete(by.Namespaces, cache.AllNamespaces)
+			}
+		}
+	}
+	return c
 }
 
 // metricsOptions serve metrics as kubebuilder's scaffold does: over HTTPS

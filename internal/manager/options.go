@@ -27,6 +27,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/hub"
 )
 
 // Options configure a manager: the reconcilers, the facade and the
@@ -35,6 +36,9 @@ import (
 type Options struct {
 	Controllers controllers.Options
 	API         apiserver.Options
+	// Hub serves edge devices when its BindAddress is set; its lease
+	// namespace and grace period are the controllers'.
+	Hub hub.Options
 	// RunControllers false runs the facade alone, as a read replica.
 	RunControllers bool
 	// TimeZone names the facade's time zone (IANA); it sets API.Location
@@ -69,6 +73,7 @@ func DefaultOptions() Options {
 	return Options{
 		Controllers:    controllers.DefaultOptions(),
 		API:            apiserver.DefaultOptions(),
+		Hub:            hub.DefaultOptions(),
 		RunControllers: true,
 		TimeZone:       "UTC",
 		MetricsAddr:    ":8443",
@@ -112,8 +117,14 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("facade flags: %w", err)
 		}
 	}
-	if !o.RunControllers && !o.facade() {
-		return errors.New("with --controllers=false the facade is all there is: set --api-bind-address")
+	if o.Hub.Enabled() {
+		o.Hub.LeaseNamespace, o.Hub.GracePeriod = o.Controllers.LeaseNamespace, o.Controllers.NodeGracePeriod
+		if err := o.Hub.Validate(); err != nil {
+			return fmt.Errorf("hub flags: %w", err)
+		}
+	}
+	if !o.RunControllers && !o.facade() && !o.Hub.Enabled() {
+		return errors.New("with --controllers=false the facade or the hub is all there is: set --api-bind-address or --hub-bind-address")
 	}
 	if o.LeaderElection && (o.RenewDeadline >= o.LeaseDuration || o.RetryPeriod >= o.RenewDeadline) {
 		return fmt.Errorf("leader election needs --leader-elect-retry-period (%s) < --leader-elect-renew-deadline (%s) < --leader-elect-lease-duration (%s)", o.RetryPeriod, o.RenewDeadline, o.LeaseDuration)
@@ -161,6 +172,15 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&api.InsecureAuthOverHTTP, "insecure-auth-over-http", api.InsecureAuthOverHTTP, "Let --auth=kubernetes serve plain HTTP, sending bearer tokens in clear text. Without it, --auth=kubernetes needs a TLS certificate.")
 	fs.StringVar(&api.TLSKeyFile, "tls-private-key-file", api.TLSKeyFile, "Private key of the facade's certificate.")
 	fs.StringVar(&api.APIService, "apiservice", api.APIService, "APIService (such as "+apiserver.AggregatedAPIService+") whose caBundle the facade keeps set to the CA of its certificate: ca.crt beside --tls-cert-file, else the certificate chain's last certificate. Empty leaves APIServices alone.")
+	h := &o.Hub
+	fs.StringVar(&h.BindAddress, "hub-bind-address", h.BindAddress, "Address the edge hub binds to (TLS): devices join and talk to it alone. Empty or 0: no hub.")
+	fs.StringVar(&h.AdvertiseURL, "hub-advertise-url", h.AdvertiseURL, "The hub's URL as devices reach it (https://HOST:PORT): it goes into the join command and the hub's certificate.")
+	fs.Func("hub-tls-san", "Comma-separated further names or addresses of the hub's certificate, besides --hub-advertise-url's host.", func(v string) error {
+		h.ExtraSANs = append(h.ExtraSANs, splitList(v)...)
+		return nil
+	})
+	fs.StringVar(&h.Namespace, "hub-namespace", h.Namespace, "Namespace of the hub's CA Secret, the join tokens and the hub's info ConfigMap.")
+	fs.DurationVar(&h.CertValidity, "hub-cert-validity", h.CertValidity, "Life of a node's certificate; the agent renews it at 70-90% of it. A device offline past it joins again.")
 	fs.StringVar(&o.TimeZone, "time-zone", o.TimeZone, "Time zone of the facade's yyyy-MM-dd HH:mm:ss times, as an IANA name.")
 }
 

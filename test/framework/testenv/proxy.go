@@ -95,6 +95,14 @@ func (p *Proxy) SetRate(bytesPerSecond int64) {
 	p.rateChanged.Broadcast()
 }
 
+// SetTarget sends new connections to target, as a Service's load
+// balancer does once the backend it chose is gone; open ones stay.
+func (p *Proxy) SetTarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+}
+
 // Restore lets connections through again.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
@@ -124,7 +132,10 @@ func (p *Proxy) serve() {
 
 // forward copies both ways until either side closes or the link is cut.
 func (p *Proxy) forward(in net.Conn) {
-	out, err := net.Dial("tcp", p.target)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	out, err := net.Dial("tcp", target)
 	if err != nil {
 		_ = in.Close()
 		return
