@@ -314,7 +314,7 @@ func run(ctx context.Context, args []string) error {
 		go id.KeepRenewed(ctx, clock.RealClock{}, o.Log.WithName("hub-credentials"))
 	} else if hubIdentities == "" {
 		if cfg, err = config.GetConfig(); err != nil {
-			return err
+			return fmt.Errorf("%w: this device has neither joined the edge hub (edge-agent join --hub ... --token ... --ca-cert-hash ..., as kubectl edge node add prints it) nor a --kubeconfig", err)
 		}
 	}
 	if cfg != nil {

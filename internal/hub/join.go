@@ -47,6 +47,13 @@ func (h *Hub) join(w http.ResponseWriter, r *http.Request) {
 		h.writeStatus(w, apierrors.NewMethodNotSupported(edgev1alpha1.GroupVersion.WithResource("joins").GroupResource(), r.Method))
 		return
 	}
+	if !h.joins.Allow() {
+		// Joins are unauthenticated until the token is checked, and each
+		// reads the API server: a flood of them is refused here.
+		w.Header().Set("Retry-After", "1")
+		h.refuseJoin(w, "", &hubapi.JoinRefusal{Reason: "TooManyRequests", Message: "the hub takes at most 200 joins a second; try again in a second"})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), joinTimeout)
 	defer cancel()
 	req := hubapi.JoinRequest{}
@@ -127,7 +134,7 @@ func (h *Hub) admit(ctx context.Context, req hubapi.JoinRequest) (*admitted, str
 		}
 		cert, err := h.ca.nodeCertificate(node, csr, notBefore, h.o.CertValidity)
 		if err != nil {
-			return nil, node, &hubapi.JoinRefusal{Reason: "Unavailable", Message: "the hub could not sign the certificate: " + err.Error()}
+			return nil, node, &hubapi.JoinRefusal{Reason: "InternalError", Message: "the hub could not sign the certificate; issue a new token: " + err.Error()}
 		}
 		return &admitted{JoinResponse: hubapi.JoinResponse{Node: node, Certificate: string(cert), CACert: string(h.ca.certPEM), LeaseNamespace: h.o.LeaseNamespace},
 			notAfter: notBefore.Add(h.o.CertValidity)}, node, nil
@@ -145,10 +152,14 @@ func (h *Hub) refuseJoin(w http.ResponseWriter, node string, r *hubapi.JoinRefus
 		code, reason = http.StatusBadRequest, metav1.StatusReasonBadRequest
 	case "Unavailable":
 		code, reason = http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable
+	case "InternalError":
+		code, reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
+	case "TooManyRequests":
+		code, reason = http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests
 	}
 	h.metrics.joins.WithLabelValues(r.Reason).Inc()
 	h.log.Info("A join was refused", "reason", r.Reason, "node", node, "message", r.Message)
-	if node != "" && r.Reason != "Unavailable" {
+	if node != "" && r.Reason != "Unavailable" && r.Reason != "TooManyRequests" {
 		h.event(node, corev1.EventTypeWarning, "JoinRefused", "A device's join was refused (%s): %s", r.Reason, r.Message)
 	}
 	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: int32(code), Reason: reason,
@@ -192,9 +203,15 @@ func (h *Hub) renew(w http.ResponseWriter, r *http.Request, node string) {
 	writeJSON(w, http.StatusOK, hubapi.RenewResponse{Certificate: string(cert)})
 }
 
-// event records an Event on node.
+// event records an Event on node, as the cache has it (with its UID, so
+// that kubectl describe finds it); nothing when the node is not there.
 func (h *Hub) event(node, typ, reason, format string, args ...any) {
-	n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	n := &edgev1alpha1.EdgeNode{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := h.cache.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		return
+	}
 	n.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind("EdgeNode"))
 	h.rec.Eventf(n, nil, typ, reason, "Join", format, args...)
 }

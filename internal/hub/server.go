@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,7 +114,9 @@ type Hub struct {
 	live    *liveness
 	relay   *relay
 	conns   *conns
+	joins   *rate.Limiter
 	ca      *authority
+	caCert  atomic.Pointer[x509.Certificate] // ca's, for other goroutines
 	addr    atomic.Value
 }
 
@@ -129,7 +132,8 @@ func New(ctx context.Context, mgr ctrl.Manager, o Options) (*Hub, error) {
 		o.Identity = replicaIdentity()
 	}
 	h := &Hub{o: o, c: mgr.GetClient(), cache: mgr.GetCache(), api: mgr.GetAPIReader(),
-		rec: mgr.GetEventRecorder("edgeplane-hub"), log: ctrl.Log.WithName("hub"), metrics: hubMetrics, conns: newConns()}
+		rec: mgr.GetEventRecorder("edgeplane-hub"), log: ctrl.Log.WithName("hub"), metrics: hubMetrics, conns: newConns(),
+		joins: rate.NewLimiter(200, 400)}
 	h.relay = newRelay(h.metrics)
 	h.live = newLiveness(o.Identity, o.LeaseNamespace, o.GracePeriod, o.RenewInterval, h.c, h.cache, o.Clock, h.log, h.metrics)
 	assignments, err := mgr.GetCache().GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
@@ -175,10 +179,7 @@ func (h *Hub) Addr() string {
 
 // CACert is the hub's CA, once started.
 func (h *Hub) CACert() *x509.Certificate {
-	if h.ca == nil {
-		return nil
-	}
-	return h.ca.cert
+	return h.caCert.Load()
 }
 
 // Start serves devices until ctx ends.
@@ -191,6 +192,7 @@ func (h *Hub) Start(ctx context.Context) error {
 		return err
 	}
 	h.ca = ca
+	h.caCert.Store(ca.cert)
 	u, _ := url.Parse(h.o.AdvertiseURL)
 	serving, err := ca.servingCertificate(append([]string{u.Hostname()}, h.o.ExtraSANs...), now, 365*24*time.Hour)
 	if err != nil {

@@ -34,6 +34,8 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -47,6 +49,10 @@ type System struct {
 	Client client.Client
 	// Base is the facade's URL.
 	Base string
+	// HubURL and CAHash are how devices reach the edge hub and pin its CA,
+	// when the manager serves one (StartHubSuite).
+	HubURL, CAHash string
+	hubNamespace   string
 }
 
 // StartSuite runs a System for a Ginkgo suite, called from its
@@ -55,10 +61,32 @@ type System struct {
 // changes the control plane before it starts (API aggregation, for one).
 func StartSuite(o controllers.Options, configure ...func(*envtest.Environment) error) (context.Context, *System) {
 	GinkgoHelper()
+	return startSuite(o, false, configure...)
+}
+
+// StartHubSuite is StartSuite with the edge hub in the manager, on a
+// loopback port: devices join it (System.Join) and talk to it alone.
+func StartHubSuite(o controllers.Options, configure ...func(*envtest.Environment) error) (context.Context, *System) {
+	GinkgoHelper()
+	return startSuite(o, true, configure...)
+}
+
+func startSuite(o controllers.Options, hub bool, configure ...func(*envtest.Environment) error) (context.Context, *System) {
+	GinkgoHelper()
 	ctx, env, cfg, c := testenv.StartSuite(configure...)
 	Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.LeaseNamespace}})).To(Succeed())
-	m, _ := testenv.RunManager(ctx, cfg, manager.ForTest(o))
-	s := &System{Env: env, Cfg: cfg, Client: c, Base: "http://" + m.FacadeAddr()}
+	mo := manager.ForTest(o)
+	s := &System{Env: env, Cfg: cfg, Client: c}
+	if hub {
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mo.Hub.Namespace}})).To(Succeed())
+		addr, err := testenv.FreeAddr()
+		Expect(err).NotTo(HaveOccurred())
+		s.HubURL = "https://" + addr
+		// The hub's replica Lease is renewed well within the grace period.
+		mo.Hub.BindAddress, mo.Hub.AdvertiseURL, mo.Hub.RenewInterval = addr, s.HubURL, min(time.Second, o.NodeGracePeriod/4)
+	}
+	m, _ := testenv.RunManager(ctx, cfg, mo)
+	s.Base = "http://" + m.FacadeAddr()
 	Eventually(func() int {
 		resp, err := http.Get(s.Base + "/readyz")
 		if err != nil {
@@ -67,7 +95,28 @@ func StartSuite(o controllers.Options, configure ...func(*envtest.Environment) e
 		_ = resp.Body.Close()
 		return resp.StatusCode
 	}, 30*time.Second).Should(Equal(http.StatusOK), "the facade at %s becomes ready", s.Base)
+	if hub {
+		s.hubNamespace = mo.Hub.Namespace
+		Eventually(m.Hub().CACert).ShouldNot(BeNil(), "the hub starts")
+		s.CAHash = hubapi.CAHash(m.Hub().CACert())
+	}
 	return ctx, s
+}
+
+// Join adds node as kubectl edge node add does (its EdgeNode with labels,
+// and a join token) and joins a device as it into dir, as edge-agent join
+// does: the identity a device behind the hub runs with.
+func (s *System) Join(ctx context.Context, node string, labels map[string]string, dir string) *hubconn.Identity {
+	GinkgoHelper()
+	n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: labels},
+		Spec: edgev1alpha1.EdgeNodeSpec{Address: "127.0.0.1:7200", Type: "linux", Arch: "amd64"}}
+	Expect(s.Client.Create(ctx, n)).To(Succeed())
+	t, err := hubapi.NewToken()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(s.Client.Create(ctx, hubapi.JoinSecret(t, s.hubNamespace, node, time.Now().Add(time.Hour)))).To(Succeed())
+	id, err := hubconn.Join(ctx, hubconn.JoinOptions{Hub: s.HubURL, Token: t.String(), CAHash: s.CAHash, Dir: dir})
+	Expect(err).NotTo(HaveOccurred())
+	return id
 }
 
 // Call sends a request to the facade and decodes the envelope's data.

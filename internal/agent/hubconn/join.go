@@ -141,8 +141,23 @@ func Join(ctx context.Context, o JoinOptions) (*Identity, error) {
 		},
 	}}
 	var resp hubapi.JoinResponse
-	if err := post(ctx, hc, server+hubapi.JoinPath, hubapi.JoinRequest{Token: o.Token, Node: o.Node, CSR: string(csr)}, &resp, "join"); err != nil {
-		return nil, err
+	for wait := time.Second; ; wait *= 2 {
+		err := post(ctx, hc, server+hubapi.JoinPath, hubapi.JoinRequest{Token: o.Token, Node: o.Node, CSR: string(csr)}, &resp, "join")
+		var r *Refusal
+		// A hub that is busy (429) or cannot reach the API server now (503)
+		// has not spent the token: the join is tried again while the
+		// deadline allows.
+		if !errors.As(err, &r) || (r.Code != http.StatusTooManyRequests && r.Code != http.StatusServiceUnavailable) {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(min(wait, 8*time.Second)):
+		}
 	}
 	if resp.Node == "" || (o.Node != "" && resp.Node != o.Node) {
 		return nil, fmt.Errorf("the hub joined node %q, not %q", resp.Node, o.Node)

@@ -19,6 +19,7 @@ package autonomy_test
 import (
 	"context"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,14 +42,15 @@ import (
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
-// device is one edge device: its agent plays the given nodes, reaching the
-// API server through a proxy the test can cut, with engines and a state
-// directory that outlive the agent.
+// device is one edge device: its agent plays the given nodes, each joined
+// to the edge hub with an identity of its own, reaching the hub through a
+// proxy the test can cut, with engines and a state directory that outlive
+// the agent.
 type device struct {
 	nodes    []agent.Node
 	engines  map[string]*engine
 	stateDir string
-	cfg      *rest.Config
+	cfgs     map[string]*rest.Config
 	proxy    *testenv.Proxy
 	stop     func()
 	done     chan struct{}
@@ -56,15 +58,21 @@ type device struct {
 
 func newDevice(names ...string) *device {
 	GinkgoHelper()
-	d := &device{engines: map[string]*engine{}, stateDir: GinkgoT().TempDir()}
-	var err error
-	d.cfg, d.proxy, err = testenv.ProxyConfig(sys.Cfg)
+	d := &device{engines: map[string]*engine{}, stateDir: GinkgoT().TempDir(), cfgs: map[string]*rest.Config{}}
+	u, err := url.Parse(sys.HubURL)
+	Expect(err).NotTo(HaveOccurred())
+	d.proxy, err = testenv.StartProxy(u.Host)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(d.proxy.Close)
 	for i, name := range names {
 		n := agent.Node{Name: name, Type: "linux", Arch: "amd64", Address: "127.0.0.1:7200", Labels: map[string]string{"device": "d1"}}
 		d.nodes = append(d.nodes, n)
 		d.engines[name] = &engine{Runtime: sim.New(n, d.simOptions(), i)}
+		id := sys.Join(ctx, name, n.Labels, filepath.Join(d.stateDir, name, "hub"))
+		cfg, err := id.RESTConfig()
+		Expect(err).NotTo(HaveOccurred())
+		cfg.Host = "https://" + d.proxy.Addr() // the hub's certificate names 127.0.0.1
+		d.cfgs[name] = cfg
 	}
 	return d
 }
@@ -82,6 +90,7 @@ func (d *device) options() agent.Options {
 	o.StateDir = d.stateDir
 	o.Nodes = d.nodes
 	o.NewRuntime = func(n agent.Node, _ int) (agent.Runtime, error) { return d.engines[n.Name], nil }
+	o.NodeConfig = func(n agent.Node) (*rest.Config, error) { return d.cfgs[n.Name], nil }
 	return o
 }
 
@@ -93,7 +102,7 @@ func (d *device) start() {
 	go func() {
 		defer close(done)
 		defer GinkgoRecover()
-		Expect(agent.Run(actx, d.cfg, d.options())).To(Succeed())
+		Expect(agent.Run(actx, nil, d.options())).To(Succeed())
 	}()
 	d.stop = func() { stop(); <-done }
 }

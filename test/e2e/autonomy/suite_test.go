@@ -51,7 +51,7 @@ func TestAutonomy(t *testing.T) {
 var _ = BeforeSuite(func() {
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.RescheduleGrace, o.DeletionTimeout = 2*time.Second, 3*time.Second, 20*time.Second
-	ctx, sys = e2e.StartSuite(o)
+	ctx, sys = e2e.StartHubSuite(o)
 })
 
 // engine is a runtime the test can take down: while down every call fails
