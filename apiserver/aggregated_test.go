@@ -72,7 +72,7 @@ func TestDiscoveryBeforeSync(t *testing.T) {
 	}
 	want := map[string][]string{
 		"api":                    {},
-		"api/node":               {"get"},
+		"api/node":               {"create", "get"},
 		"api/container":          {"get"},
 		"api/service":            {"create", "delete", "get", "patch"},
 		"api/provision-template": {"create", "get"},

@@ -123,7 +123,7 @@ var _ = Describe("The facade's authorization matrix", Ordered, func() {
 		}
 	}
 	It("answers each route by the caller's role on the kind behind it", func() {
-		Expect(apiserver.Routes()).To(HaveLen(15), "the contract's nine routes, edgeplane's three reads and its three service writes")
+		Expect(apiserver.Routes()).To(HaveLen(17), "the contract's nine routes, edgeplane's three reads, its three service writes and its two node writes")
 		for _, rt := range apiserver.Routes() {
 			for _, id := range ids {
 				got := send(rt.Method, matrixTarget(rt), id.token)

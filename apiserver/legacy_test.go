@@ -156,7 +156,7 @@ var _ = Describe("Legacy clients", func() {
 				validateRequest(http.MethodHead, baseURL+path, "", nil, "", resp.StatusCode)
 			}
 			resp, _ := raw(http.MethodPut, baseURL+"/api/v1/node", nil)
-			Expect(resp.Header.Get("Allow")).To(Equal("GET, HEAD"))
+			Expect(resp.Header.Get("Allow")).To(Equal("GET, HEAD, POST"))
 		})
 	})
 

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/nodejoin"
 )
 
 // Options configure the facade.
@@ -52,6 +53,9 @@ type Options struct {
 	// Namespace holds the EdgeServices, DeployRecords and ProvisionTemplates
 	// the facade serves.
 	Namespace string
+	// HubNamespace is the edge hub's: its info, and the join tokens the
+	// facade's node routes write (the manager's --hub-namespace).
+	HubNamespace string
 	// Auth is AuthNone or AuthKubernetes.
 	Auth string
 	// AuthCacheTTL is how long an authentication or authorization decision
@@ -96,7 +100,7 @@ const (
 
 // DefaultOptions are the facade's defaults.
 func DefaultOptions() Options {
-	return Options{BindAddress: ":8090", Namespace: "default", Auth: AuthNone, AuthCacheTTL: 10 * time.Second, AuthStaleTTL: 5 * time.Minute, Console: true, Location: time.UTC}
+	return Options{BindAddress: ":8090", Namespace: "default", HubNamespace: nodejoin.DefaultHubNamespace, Auth: AuthNone, AuthCacheTTL: 10 * time.Second, AuthStaleTTL: 5 * time.Minute, Console: true, Location: time.UTC}
 }
 
 // Validate checks the options before anything starts.
@@ -378,6 +382,11 @@ func needs(verb, resource string) []Permission { return []Permission{{verb, reso
 func (s *Server) routes() []route {
 	return []route{
 		{http.MethodGet, "/api/v1/node", "listNodes", needs("list", "edgenodes"), s.listNodes},
+		// A join token is a Secret in the hub's namespace, which callers
+		// need not be able to read or write: create on the subresource
+		// edgenodes/token is the permission to have one issued.
+		{http.MethodPost, "/api/v1/node", "createNode", []Permission{{"create", "edgenodes"}, {"create", "edgenodes/token"}}, s.createNode},
+		{http.MethodPost, "/api/v1/node/{id}/token", "createNodeToken", needs("create", "edgenodes/token"), s.newNodeToken},
 		{http.MethodGet, "/api/v1/container/service", "listContainersOfServices", needs("list", "edgeservices"), s.listContainersOfServices},
 		{http.MethodGet, "/api/v1/container/node", "listContainersOfNodes", needs("list", "edgeservices"), s.listContainersOfNodes},
 		{http.MethodGet, "/api/v1/container/{id}", "getContainer", needs("get", "edgeservices"), s.getContainer},

@@ -52,7 +52,7 @@ var _ = Describe("Every response", func() {
 		r := api("/api/v1/nodes")
 		Expect(r.Status).To(Equal(http.StatusNotFound))
 		Expect(r.Message).To(ContainSubstring("/api/v1/nodes"))
-		r = do(http.MethodPost, baseURL+"/api/v1/node", "application/json", []byte("{}"), "")
+		r = do(http.MethodPost, baseURL+"/api/v1/container/node", "application/json", []byte("{}"), "")
 		Expect(r.Status).To(Equal(http.StatusMethodNotAllowed))
 		r = do(http.MethodPost, baseURL+"/api/v1/service/path", "application/json", []byte(`{"path":"/"}`), "")
 		Expect(r.Status).To(Equal(http.StatusMethodNotAllowed))

@@ -299,11 +299,26 @@ func (r *EdgeNodeReconciler) leaseEvents() handler.EventHandler {
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}})
 	}
 	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if lease, ok := e.Object.(*coordinationv1.Lease); ok && ours(lease) {
-				r.noteRenewal(lease)
-				if !isHubReplica(lease) {
-					enqueue(q, lease)
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			lease, ok := e.Object.(*coordinationv1.Lease)
+			if !ok || !ours(lease) {
+				return
+			}
+			r.noteRenewal(lease)
+			if !isHubReplica(lease) {
+				enqueue(q, lease)
+				return
+			}
+			// A node's Lease seen before its replica's was judged without
+			// it: judge it again now.
+			holder := hubapi.HolderPrefix + lease.Name
+			list := &coordinationv1.LeaseList{}
+			if err := r.List(ctx, list, client.InNamespace(r.LeaseNamespace)); err != nil {
+				return
+			}
+			for i := range list.Items {
+				if ptr.Deref(list.Items[i].Spec.HolderIdentity, "") == holder {
+					enqueue(q, &list.Items[i])
 				}
 			}
 		},

@@ -38,6 +38,18 @@ func nodeState(name string) func() edgev1alpha1.NodeState {
 }
 
 var _ = Describe("EdgeNode liveness", func() {
+	It("judges a node behind the hub again when its replica's Lease shows up after the node's", func() {
+		createNode("via-late-hub", "linux", nil)
+		now := metav1.NewMicroTime(time.Now())
+		Expect(k8sClient.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "via-late-hub", Namespace: opts.LeaseNamespace},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(hubapi.HolderPrefix + "hub-late"), AcquireTime: &now, RenewTime: &now}})).To(Succeed())
+		Eventually(nodeState("via-late-hub")).Should(Equal(edgev1alpha1.NodeOffline))
+		Expect(meta.FindStatusCondition(getNode("via-late-hub").Status.Conditions, edgev1alpha1.ConditionReady).Reason).To(Equal(edgev1alpha1.ReasonHubReplicaLost))
+		Expect(k8sClient.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hub-late", Namespace: opts.LeaseNamespace,
+			Labels: map[string]string{hubapi.LabelHubReplica: "true"}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("hub-late"), RenewTime: &now}})).To(Succeed())
+		Eventually(nodeState("via-late-hub")).Should(Equal(edgev1alpha1.NodeOnline), "with nothing else written")
+	})
+
 	It("follows a node behind the edge hub by the hub replica's Lease, with no write of the node's own", func() {
 		createNode("via-hub", "linux", nil)
 		hubLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hub-r1", Namespace: opts.LeaseNamespace,

@@ -18,7 +18,9 @@ package hack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +67,8 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
-	defaults := renderChart(t, chrt, "edgeplane", "edgeplane-system", nil)
+	// The one value without a default, as config/default has it.
+	defaults := renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"hub": map[string]any{"advertiseURL": placeholderHubURL}})
 	t.Run("agrees with config/default", func(t *testing.T) {
 		out, err := exec.Command(filepath.Join(assetsDir(t), "kubectl"), "kustomize", filepath.Join(root, "config", "default")).Output()
 		if err != nil {
@@ -96,6 +99,27 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
+	t.Run("requires the hub's URL", func(t *testing.T) {
+		for url, want := range map[string]string{"": "hub.advertiseURL is required", "hub.example.com:443": "want https://HOST:PORT"} {
+			_, err := render(chrt, "edgeplane", "edgeplane-system", map[string]any{"hub": map[string]any{"advertiseURL": url}})
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("hub.advertiseURL %q: the render fails with %v, want %q", url, err, want)
+			}
+		}
+	})
+
+	t.Run("gives the hub its own least privilege", func(t *testing.T) {
+		checkHubRBAC(t, defaults, "edgeplane", "edgeplane-system", "edgeplane-node-lease")
+	})
+
+	t.Run("leaves the hub out when asked", func(t *testing.T) {
+		for _, u := range renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"hub": map[string]any{"enabled": false}}) {
+			if strings.HasPrefix(u.GetName(), "edgeplane-hub") {
+				t.Errorf("%s rendered with hub.enabled false", objectKey(u))
+			}
+		}
+	})
+
 	other := map[string]any{
 		"replicas":       3,
 		"leaderElection": false,
@@ -108,20 +132,30 @@ func TestHelmChart(t *testing.T) {
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"resources":           map[string]any{"limits": map[string]any{"memory": "1Gi"}},
 		"extraArgs":           []any{"--concurrency=8"},
+		"hub": map[string]any{"replicas": 4, "advertiseURL": "https://hub.plant-a.example:30444", "tlsSANs": []any{"hub.plant-a.internal", "10.0.0.5"},
+			"service":   map[string]any{"type": "NodePort", "nodePort": 30444, "annotations": map[string]any{"example.com/exposed": "devices"}},
+			"extraArgs": []any{"--hub-cert-validity=72h"}},
 	}
 	custom := renderChart(t, chrt, "edge2", "edge2-system", other)
 	t.Run("renders other values as asked", func(t *testing.T) {
 		kinds := map[string]int{}
-		var args []string
+		var args, hubArgs []string
 		for _, u := range custom {
 			kinds[u.GetKind()]++
 			if u.GetKind() == "Deployment" {
 				c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+				var these []string
 				for _, a := range c[0].(map[string]any)["args"].([]any) {
-					args = append(args, a.(string))
+					these = append(these, a.(string))
 				}
-				if r := normalize(fieldAt(u.Object, []string{"spec", "replicas"})); r != float64(3) {
-					t.Errorf("replicas %v, want 3", r)
+				want := float64(3)
+				if u.GetLabels()["app.kubernetes.io/component"] == "hub" {
+					hubArgs, want = these, 4
+				} else {
+					args = these
+				}
+				if r := normalize(fieldAt(u.Object, []string{"spec", "replicas"})); r != want {
+					t.Errorf("%s: replicas %v, want %v", u.GetName(), r, want)
 				}
 			}
 		}
@@ -130,9 +164,33 @@ func TestHelmChart(t *testing.T) {
 				t.Errorf("%d %s rendered though turned off", kinds[kind], kind)
 			}
 		}
-		// No leader election Role; the Lease and facade namespaces' Roles.
-		if kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
-			t.Errorf("%d Roles and %d RoleBindings, want 2 and 2 (no leader election)", kinds["Role"], kinds["RoleBinding"])
+		// No leader election Role; the manager's Roles in the Lease,
+		// facade and release (the facade's join tokens) namespaces, the
+		// hub's in the Lease and release namespaces.
+		if kinds["Role"] != 5 || kinds["RoleBinding"] != 5 {
+			t.Errorf("%d Roles and %d RoleBindings, want 5 and 5 (no leader election)", kinds["Role"], kinds["RoleBinding"])
+		}
+		checkHubRBAC(t, custom, "edge2", "edge2-system", "edge-leases")
+		for _, want := range []string{"--metrics-secure=false", "--lease-namespace=edge-leases", "--hub-tls-san=hub.plant-a.internal,10.0.0.5", "--hub-cert-validity=72h",
+			"--hub-advertise-url=$(HUB_ADVERTISE_URL)", "--hub-namespace=$(POD_NAMESPACE)"} {
+			if !slices.Contains(hubArgs, want) {
+				t.Errorf("hub args %v lack %s", hubArgs, want)
+			}
+		}
+		for _, u := range custom {
+			switch objectKey(u) {
+			case "Deployment edge2-system/edge2-hub":
+				if env := fieldAt(u.Object, []string{"spec", "template", "spec", "containers", "0", "env", "0", "value"}); env != "https://hub.plant-a.example:30444" {
+					t.Errorf("HUB_ADVERTISE_URL %v, want hub.advertiseURL", env)
+				}
+			case "Service edge2-system/edge2-hub":
+				if typ, port := fieldAt(u.Object, []string{"spec", "type"}), normalize(fieldAt(u.Object, []string{"spec", "ports", "0", "nodePort"})); typ != "NodePort" || port != float64(30444) {
+					t.Errorf("the hub's Service is %v on node port %v, want NodePort 30444", typ, port)
+				}
+				if u.GetAnnotations()["example.com/exposed"] != "devices" {
+					t.Errorf("the hub's Service lacks hub.service.annotations: %v", u.GetAnnotations())
+				}
+			}
 		}
 		for _, want := range []string{"--auth=none", "--metrics-secure=false", "--lease-namespace=edge-leases", "--api-namespace=legacy", "--time-zone=Asia/Shanghai", "--concurrency=8",
 			"--cors-allowed-origins=https://console.example.com,http://localhost:3000"} {
@@ -145,16 +203,23 @@ func TestHelmChart(t *testing.T) {
 				t.Errorf("args %v have %s", args, unwanted)
 			}
 		}
-		// The manager knows every flag the chart gives it (--version stops
-		// it once they have parsed).
-		cmd := exec.Command("go", append([]string{"run", "./cmd/manager"}, append(args, "--version")...)...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("the manager refuses the chart's flags %v: %v\n%s", args, err, out)
+		// The manager knows every flag the chart gives it and the hub
+		// (--version stops it once they have parsed).
+		bin := filepath.Join(t.TempDir(), "manager")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/manager")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/manager: %v\n%s", err, out)
+		}
+		for _, flags := range [][]string{args, hubArgs} {
+			if out, err := exec.Command(bin, append(flags, "--version")...).CombinedOutput(); err != nil {
+				t.Errorf("the manager refuses the chart's flags %v: %v\n%s", flags, err, out)
+			}
 		}
 	})
 
-	injected := renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"aggregation": map[string]any{"certManagerCertificate": "facade-cert"}})
+	injected := renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"aggregation": map[string]any{"certManagerCertificate": "facade-cert"},
+		"hub": map[string]any{"advertiseURL": placeholderHubURL}})
 	t.Run("leaves the APIService's caBundle to cert-manager when asked", func(t *testing.T) {
 		var found bool
 		for _, u := range injected {
@@ -197,7 +262,12 @@ func TestHelmChart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, u := range append(defaults, custom...) {
+		// Namespaces first, as Helm installs them.
+		objs := append(defaults, custom...)
+		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+			return cmp.Compare(b2i(a.GetKind() != "Namespace"), b2i(b.GetKind() != "Namespace"))
+		})
+		for _, u := range objs {
 			if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("helm-test"), client.ForceOwnership); err != nil {
 				t.Errorf("applying %s: %v", objectKey(u), err)
 			}
@@ -205,16 +275,30 @@ func TestHelmChart(t *testing.T) {
 	})
 }
 
+// placeholderHubURL is config/hub's --hub-advertise-url, which reaches no
+// device.
+const placeholderHubURL = "https://edgeplane-hub.example.invalid:443"
+
 // renderChart renders the chart's templates as helm install would.
 func renderChart(t *testing.T, c *chart.Chart, release, namespace string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	out, err := render(c, release, namespace, values)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// render renders the chart's templates as helm install would, or fails
+// as it would.
+func render(c *chart.Chart, release, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
 	files, err := engine.Render(c, vals)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -226,9 +310,87 @@ func renderChart(t *testing.T, c *chart.Chart, release, namespace string, values
 		if strings.HasSuffix(name, "NOTES.txt") || strings.HasSuffix(name, ".tpl") {
 			continue
 		}
-		out = append(out, decodeYAML(t, []byte(files[name]))...)
+		objs, err := testenv.DecodeYAML([]byte(files[name]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, objs...)
 	}
-	return out
+	return out, nil
+}
+
+// checkHubRBAC holds the hub's ServiceAccount in a render to its own
+// roles: cluster-wide, nothing of the services, records and templates the
+// manager and the facade handle and no Secret at all, and besides its
+// role only system:auth-delegator (the metrics filter's reviews);
+// Secrets only in its own and the Lease namespace; no wildcards.
+func checkHubRBAC(t *testing.T, objs []*unstructured.Unstructured, release, namespace, leaseNamespace string) {
+	t.Helper()
+	sa := release + "-hub"
+	boundToHub := func(u *unstructured.Unstructured) bool {
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			s := s.(map[string]any)
+			if s["kind"] == "ServiceAccount" && s["name"] == sa && s["namespace"] == namespace {
+				return true
+			}
+		}
+		return false
+	}
+	roles := map[string]*unstructured.Unstructured{}
+	for _, u := range objs {
+		if u.GetKind() == "ClusterRole" || u.GetKind() == "Role" {
+			roles[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = u
+		}
+	}
+	var bound []string
+	for _, b := range objs {
+		if (b.GetKind() != "ClusterRoleBinding" && b.GetKind() != "RoleBinding") || !boundToHub(b) {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(b.Object, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(b.Object, "roleRef", "name")
+		if name == "system:auth-delegator" && b.GetKind() == "ClusterRoleBinding" {
+			continue
+		}
+		bound = append(bound, b.GetKind()+" "+b.GetNamespace()+" "+name)
+		ns := b.GetNamespace()
+		if kind == "ClusterRole" {
+			ns = ""
+		}
+		role, ok := roles[kind+" "+ns+"/"+name]
+		if !ok || name != release+"-hub-role" {
+			t.Errorf("%s %s binds the hub to %s %s, not its own role", b.GetKind(), b.GetName(), kind, name)
+			continue
+		}
+		if ns != "" && ns != namespace && ns != leaseNamespace {
+			t.Errorf("the hub has a Role in namespace %s, neither its own nor the Lease namespace", ns)
+		}
+		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+		for _, r := range rules {
+			r := r.(map[string]any)
+			groups, _, _ := unstructured.NestedStringSlice(r, "apiGroups")
+			resources, _, _ := unstructured.NestedStringSlice(r, "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(r, "verbs")
+			if slices.Contains(groups, "*") || slices.Contains(resources, "*") || slices.Contains(verbs, "*") {
+				t.Errorf("%s %s: a wildcard in %v", kind, name, r)
+			}
+			for _, res := range resources {
+				switch {
+				case slices.Contains([]string{"edgeservices", "deployrecords", "provisiontemplates"}, strings.Split(res, "/")[0]):
+					t.Errorf("%s %s grants the hub %v on %s", kind, name, verbs, res)
+				case res == "secrets" && ns == "":
+					t.Errorf("ClusterRole %s grants the hub %v on Secrets of every namespace", name, verbs)
+				}
+			}
+		}
+	}
+	slices.Sort(bound)
+	want := []string{"ClusterRoleBinding  " + release + "-hub-role", "RoleBinding " + leaseNamespace + " " + release + "-hub-role", "RoleBinding " + namespace + " " + release + "-hub-role"}
+	slices.Sort(want)
+	if !slices.Equal(bound, want) {
+		t.Errorf("the hub is bound to\n  %v\nwant\n  %v", bound, want)
+	}
 }
 
 // comparedFields are the fields of a kind on which the chart and config
@@ -245,9 +407,11 @@ func comparedFields(kind string) [][]string {
 			{"spec", "template", "spec", "volumes"}, {"spec", "template", "spec", "containers", "0", "args"},
 			{"spec", "template", "spec", "containers", "0", "ports"}, {"spec", "template", "spec", "containers", "0", "resources"},
 			{"spec", "template", "spec", "containers", "0", "securityContext"}, {"spec", "template", "spec", "containers", "0", "volumeMounts"},
+			{"spec", "template", "spec", "containers", "0", "command"}, {"spec", "template", "spec", "containers", "0", "env"},
+			{"spec", "template", "spec", "containers", "0", "livenessProbe"}, {"spec", "template", "spec", "containers", "0", "readinessProbe"},
 		}
 	case "Service":
-		return [][]string{{"spec", "ports"}, {"spec", "publishNotReadyAddresses"}}
+		return [][]string{{"spec", "ports"}, {"spec", "publishNotReadyAddresses"}, {"spec", "type"}}
 	case "APIService":
 		return [][]string{{"spec"}}
 	case "PodDisruptionBudget":
@@ -302,6 +466,13 @@ func normalize(v any) any {
 		return float64(v)
 	}
 	return v
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func objectKey(u *unstructured.Unstructured) string {

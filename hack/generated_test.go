@@ -34,8 +34,10 @@ func generated(rel string) bool {
 	return strings.HasPrefix(rel, "config/crd/bases/") ||
 		rel == "config/rbac/role.yaml" ||
 		strings.HasPrefix(rel, "config/namespaced-rbac/role_") ||
+		rel == "config/hub/role.yaml" || rel == "config/hub/role_lease.yaml" || rel == "config/hub/role_system.yaml" ||
 		strings.HasPrefix(rel, "charts/edgeplane/crds/") ||
 		strings.HasPrefix(rel, "charts/edgeplane/files/manager-role") ||
+		strings.HasPrefix(rel, "charts/edgeplane/files/hub-role") ||
 		strings.HasPrefix(rel, "api/v1alpha1/applyconfiguration/") ||
 		filepath.Base(rel) == "zz_generated.deepcopy.go"
 }

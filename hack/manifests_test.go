@@ -62,15 +62,20 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		}
 	}
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 5, "Namespace": 2, "Deployment": 1, "ServiceAccount": 1,
-		// The manager's, the metrics reader's and the three facade client roles;
-		// the manager's binding and system:auth-delegator's.
-		"ClusterRole": 5, "ClusterRoleBinding": 2,
+		// The manager and the edge hub, each with its ServiceAccount.
+		"CustomResourceDefinition": 5, "Namespace": 2, "Deployment": 2, "ServiceAccount": 2,
+		// The manager's, the metrics reader's, the three facade client
+		// roles and the hub's; the manager's and the hub's bindings and
+		// both system:auth-delegator's.
+		"ClusterRole": 6, "ClusterRoleBinding": 4,
 		// Leader election; Leases in the Lease namespace; the facade's
-		// writes; and the binding to extension-apiserver-authentication-reader.
-		"Role": 3, "RoleBinding": 4,
-		// The facade directly, through kube-apiserver, and metrics.
-		"Service": 3, "APIService": 1, "PodDisruptionBudget": 1, "NetworkPolicy": 2,
+		// writes and its join tokens in the hub's namespace; the hub's in
+		// the Lease namespace and its own; and the binding to
+		// extension-apiserver-authentication-reader.
+		"Role": 6, "RoleBinding": 7,
+		// The facade directly, through kube-apiserver, and metrics; the
+		// hub and its metrics.
+		"Service": 5, "APIService": 1, "PodDisruptionBudget": 2, "NetworkPolicy": 4,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 		// The manager's requests in workload-high.
 		"FlowSchema": 1,

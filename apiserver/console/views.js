@@ -7,6 +7,7 @@ import { ring, bars, grid } from './charts.js';
 import { diffRows } from './diff.js';
 import { link, badge, searchForm, pager, table, pageOf, fact, field, refreshNow, showRefusal, pageSize } from './parts.js';
 import { summary, findService, rollbackForm, deployForm, chooseTemplate } from './services.js';
+import { addNodeForm, joinResult, tokenForm } from './join.js';
 
 // Node ids per container request: the overview asks about every node, and
 // a query string of thousands of ids would be long for proxies.
@@ -111,7 +112,8 @@ export const nodes = {
           `${n.containerRunning} / ${n.containerTotal}`, `${n.containerManagedRunning} / ${n.containerManagedTotal}`,
           duration(n.upTime), n.createdTime]),
         q.name ? 'No node matches.' : 'No node yet.'),
-      pager('/nodes', { name: q.name }, page, res.total));
+      pager('/nodes', { name: q.name }, page, res.total),
+      joinResult('add-node'), addNodeForm());
   },
 };
 
@@ -155,7 +157,8 @@ export const node = {
         : h('p', { class: 'muted' }, 'This node is not in the node list.'),
       h('h2', {}, 'Containers'),
       containerTable(res.list, q.key ? 'No container matches.' : 'No container on this node.'),
-      pager(`/node/${id}`, { name: q.name, key: q.key }, page, res.total));
+      pager(`/node/${id}`, { name: q.name, key: q.key }, page, res.total),
+      n ? joinResult(`token-${id}`) : null, n ? tokenForm(id, n.name) : null);
   },
 };
 

@@ -198,12 +198,13 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("--max-instances %d: must be 1 to 2000 (status.containers holds 2,048 entries, some for containers edgeplane does not manage)", o.MaxInstances)
 	}
 	// Through the hub when joining, or when the device joined and no
-	// kubeconfig is named.
+	// --kubeconfig is given: the identity it joined with beats a KUBECONFIG
+	// that happens to be set.
 	hubDir := ""
 	if stateDir != "" {
 		hubDir = filepath.Join(stateDir, "hub")
 	}
-	viaHub := join || (!flagSet(fs, "kubeconfig") && os.Getenv("KUBECONFIG") == "" && hubDir != "" && hubconn.Joined(hubDir))
+	viaHub := join || (!flagSet(fs, "kubeconfig") && hubDir != "" && hubconn.Joined(hubDir))
 	if viaHub && count > 1 {
 		return fmt.Errorf("--nodes %d: a hub identity is one node's (%s); play many nodes with --kubeconfig, straight to the API server", count, hubDir)
 	}

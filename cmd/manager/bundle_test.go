@@ -18,20 +18,27 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,6 +52,8 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
+	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -55,7 +64,10 @@ import (
 // creates, with the arguments of the bundle's Deployment: a node comes
 // online, a service deploys and is recorded, and a facade client with the
 // bundle's viewer role and a token of the facade's audience reads it over
-// TLS. So the bundle's RBAC and flags are enough.
+// TLS. Then the edge hub runs the same way, as its own ServiceAccount with
+// its own Deployment's arguments: a device joins and its node comes online
+// through the hub alone. So the bundle's RBAC and flags are enough; and
+// the API server confirms that the hub's are no more than it needs.
 func TestReleaseBundle(t *testing.T) {
 	g := NewWithT(t)
 	g.SetDefaultEventuallyTimeout(30 * time.Second)
@@ -77,15 +89,19 @@ func TestReleaseBundle(t *testing.T) {
 	out, err := exec.Command("bash", filepath.Join(testenv.RepoRoot(), "hack", "build-installer.sh"), "registry.example/edgeplane/manager:v9.9.9", bundle).CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	objs := decodeAll(t, bundle)
-	var deployment *appsv1.Deployment
+	checkBundle(t, objs)
+	deployments := map[string]*appsv1.Deployment{}
 	for _, u := range objs {
 		g.Expect(admin.Patch(ctx, u, client.Apply, client.FieldOwner("bundle-test"), client.ForceOwnership)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())
 		if u.GetKind() == "Deployment" {
-			deployment = &appsv1.Deployment{}
-			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, deployment)).To(Succeed())
+			d := &appsv1.Deployment{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d)).To(Succeed())
+			deployments[d.Name] = d
 		}
 	}
+	deployment, hubDeployment := deployments["edgeplane-manager"], deployments["edgeplane-hub"]
 	g.Expect(deployment).NotTo(BeNil())
+	g.Expect(hubDeployment).NotTo(BeNil())
 	g.Eventually(func() error { return admin.List(ctx, &edgev1alpha1.EdgeNodeList{}) }).Should(Succeed(), "the bundle's CRDs are served")
 
 	// The manager's identity is the bundle's ServiceAccount, nothing more.
@@ -212,6 +228,263 @@ func TestReleaseBundle(t *testing.T) {
 		data, _ := io.ReadAll(resp.Body)
 		return resp.Status + " " + string(data)
 	}).Should(And(HavePrefix("200"), ContainSubstring(`"name":"bundle-node"`)))
+
+	// The hub, a process of its own as the bundle's hub ServiceAccount with
+	// its Deployment's arguments: it serves, a device joins with a token
+	// as kubectl edge node add makes one, and the device's Lease and report
+	// reach the manager through the hub alone.
+	hubSA := hubDeployment.Spec.Template.Spec.ServiceAccountName
+	checkHubAccess(t, ctx, admin, hubDeployment.Namespace, hubSA)
+	hubToken, err := testenv.ServiceAccountToken(ctx, cfg, hubDeployment.Namespace, hubSA)
+	g.Expect(err).NotTo(HaveOccurred())
+	hubAddr, hubProbes, hubMetrics := freeAddr(t), freeAddr(t), freeAddr(t)
+	hubURL := "https://" + hubAddr
+	hubEnv := podEnv(hubDeployment)
+	g.Expect(hubEnv).To(HaveKeyWithValue("HUB_ADVERTISE_URL", ContainSubstring(".invalid")), "the bundle's advertised URL is a placeholder")
+	hubEnv["HUB_ADVERTISE_URL"] = hubURL // as set for the cluster's devices
+	hubArgs := []string{"--kubeconfig", writeTokenKubeconfig(t, cfg.Host, cfg.CAData, hubToken)}
+	for _, a := range hubDeployment.Spec.Template.Spec.Containers[0].Args {
+		a = expandEnv(a, hubEnv)
+		switch {
+		case strings.HasPrefix(a, "--hub-bind-address="):
+			a = "--hub-bind-address=" + hubAddr
+		case strings.HasPrefix(a, "--health-probe-bind-address="):
+			a = "--health-probe-bind-address=" + hubProbes
+		case strings.HasPrefix(a, "--metrics-bind-address="):
+			a = "--metrics-bind-address=" + hubMetrics
+		}
+		hubArgs = append(hubArgs, a)
+	}
+	g.Expect(hubArgs).To(ContainElement("--hub-namespace=edgeplane-system"), "the namespace comes from the downward API")
+	hub, err := procs.Start(ctx, tmp, "hub", bin, hubArgs...)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer procs.Stop(hub)
+	defer func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(tmp, "hub.log"))
+			t.Logf("hub log:\n%s", log)
+		}
+	}()
+	g.Eventually(func() int { code, _ := fetch("http://" + hubProbes + "/readyz"); return code }).Should(Equal(http.StatusOK), "the hub is ready with the bundle's RBAC")
+	published := &corev1.ConfigMap{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "edgeplane-system", Name: hubapi.InfoConfigMap}, published)).To(Succeed())
+	g.Expect(published.Data).To(HaveKeyWithValue(hubapi.InfoServer, hubURL))
+	block, _ := pem.Decode([]byte(published.Data[hubapi.InfoCACert]))
+	g.Expect(block).NotTo(BeNil())
+	hubCA, err := x509.ParseCertificate(block.Bytes)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The replica's own Lease, which keeps its nodes' Leases alive.
+	g.Eventually(func() (int, error) {
+		list := &coordinationv1.LeaseList{}
+		err := admin.List(ctx, list, client.InNamespace("edgeplane-node-lease"), client.HasLabels{hubapi.LabelHubReplica})
+		return len(list.Items), err
+	}).Should(Equal(1))
+
+	const device = "hub-node"
+	g.Expect(admin.Create(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: device}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.10:7200"}})).To(Succeed())
+	joinToken, err := hubapi.NewToken()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(admin.Create(ctx, hubapi.JoinSecret(joinToken, "edgeplane-system", device, time.Now().Add(time.Hour)))).To(Succeed())
+	id, err := hubconn.Join(ctx, hubconn.JoinOptions{Hub: hubURL, Token: joinToken.String(), CAHash: hubapi.CAHash(hubCA), Node: device, Dir: filepath.Join(tmp, "device")})
+	g.Expect(err).NotTo(HaveOccurred())
+	rc, err := id.RESTConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	// The hub serves no discovery: the kinds are mapped here, as the agent maps them.
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(edgev1alpha1.GroupVersion.WithKind("NodeAssignment"), meta.RESTScopeRoot)
+	mapper.Add(edgev1alpha1.GroupVersion.WithKind("EdgeNode"), meta.RESTScopeRoot)
+	mapper.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
+	viaHub, err := client.New(rc, client.Options{Scheme: testenv.Scheme, Mapper: mapper})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() error { return testenv.RenewLease(ctx, viaHub, id.LeaseNamespace, device) }).Should(Succeed())
+	g.Eventually(func() error { return testenv.Report(ctx, viaHub, device, info, nil) }).Should(Succeed())
+	g.Eventually(func() edgev1alpha1.NodeState {
+		n := &edgev1alpha1.EdgeNode{}
+		_ = admin.Get(ctx, client.ObjectKey{Name: device}, n)
+		return n.Status.Status
+	}).Should(Equal(edgev1alpha1.NodeOnline))
+
+	// The hub's metrics, behind the same filter as the manager's: a
+	// caller with edgeplane-metrics-reader reads them, the viewer may not.
+	scraper, err := testenv.ServiceAccountToken(ctx, cfg, "default", "prometheus")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edgeplane-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "default", Name: "prometheus"}},
+	})).To(Succeed())
+	g.Eventually(func() int { code, _ := fetchAs("https://"+hubMetrics+"/metrics", scraper); return code }).Should(Equal(http.StatusOK))
+	code, _ = fetchAs("https://"+hubMetrics+"/metrics", viewer)
+	g.Expect(code).To(Equal(http.StatusForbidden))
+}
+
+// checkBundle holds the bundle's workloads to the manager's standard and
+// its roles to what controller-gen generates: every Deployment runs as
+// non-root with a read-only root, no privilege escalation and no
+// capabilities, has probes, resources, a PodDisruptionBudget and a
+// NetworkPolicy; every generated role is in the bundle as generated; no
+// role of the bundle grants a wildcard verb.
+func checkBundle(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	selects := func(sel map[string]any, labels map[string]string) bool {
+		if len(sel) == 0 {
+			return false
+		}
+		for k, v := range sel {
+			if labels[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	for _, u := range objs {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		d := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+			t.Fatal(err)
+		}
+		pod := d.Spec.Template.Spec
+		if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("Deployment %s: the pod must run as non-root with the RuntimeDefault seccomp profile", d.Name)
+		}
+		if pod.ServiceAccountName == "" {
+			t.Errorf("Deployment %s: no ServiceAccount of its own", d.Name)
+		}
+		for _, c := range pod.Containers {
+			sc := c.SecurityContext
+			if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+				sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 0 {
+				t.Errorf("Deployment %s container %s: want no privilege escalation, a read-only root and every capability dropped", d.Name, c.Name)
+			}
+			if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+				t.Errorf("Deployment %s container %s: no liveness or readiness probe", d.Name, c.Name)
+			}
+			if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+				t.Errorf("Deployment %s container %s: no memory request or limit", d.Name, c.Name)
+			}
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 || len(pod.TopologySpreadConstraints) == 0 {
+			t.Errorf("Deployment %s: want two replicas or more, spread over nodes", d.Name)
+		}
+		var pdb, netpol bool
+		for _, o := range objs {
+			if o.GetNamespace() != d.Namespace {
+				continue
+			}
+			switch o.GetKind() {
+			case "PodDisruptionBudget":
+				sel, _, _ := unstructured.NestedMap(o.Object, "spec", "selector", "matchLabels")
+				pdb = pdb || selects(sel, d.Spec.Template.Labels)
+			case "NetworkPolicy":
+				sel, _, _ := unstructured.NestedMap(o.Object, "spec", "podSelector", "matchLabels")
+				netpol = netpol || selects(sel, d.Spec.Template.Labels)
+			}
+		}
+		if !pdb || !netpol {
+			t.Errorf("Deployment %s: PodDisruptionBudget %t, NetworkPolicy %t; want both", d.Name, pdb, netpol)
+		}
+	}
+
+	roles := map[string][]any{}
+	for _, u := range objs {
+		if u.GetKind() != "ClusterRole" && u.GetKind() != "Role" {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+		roles[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = rules
+		for _, r := range rules {
+			verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+			if slices.Contains(verbs, "*") {
+				t.Errorf("%s %s grants every verb", u.GetKind(), u.GetName())
+			}
+		}
+	}
+	root := testenv.RepoRoot()
+	for _, file := range []string{"config/rbac/role.yaml", "config/namespaced-rbac/role_lease.yaml", "config/namespaced-rbac/role_facade.yaml", "config/namespaced-rbac/role_system.yaml",
+		"config/hub/role.yaml", "config/hub/role_lease.yaml", "config/hub/role_system.yaml"} {
+		for _, want := range decodeAll(t, filepath.Join(root, file)) {
+			key := want.GetKind() + " " + want.GetNamespace() + "/edgeplane-" + want.GetName()
+			got, ok := roles[key]
+			if wantRules, _, _ := unstructured.NestedSlice(want.Object, "rules"); !ok || !reflect.DeepEqual(got, wantRules) {
+				t.Errorf("the bundle's %s is not %s as generated (make manifests)", key, file)
+			}
+		}
+	}
+}
+
+// checkHubAccess asks the API server what the hub's ServiceAccount may do
+// with every binding of the bundle in place: what the hub needs, and none
+// of the manager's access to services, records, templates and Secrets.
+func checkHubAccess(t *testing.T, ctx context.Context, admin client.Client, namespace, sa string) {
+	t.Helper()
+	may := func(a authorizationv1.ResourceAttributes) bool {
+		r := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + namespace + ":" + sa,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			ResourceAttributes: &a,
+		}}
+		if err := admin.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Status.Allowed
+	}
+	edge := func(verb, resource, ns string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Verb: verb, Group: edgev1alpha1.GroupVersion.Group, Resource: resource, Namespace: ns}
+	}
+	secrets := func(verb, ns string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Verb: verb, Resource: "secrets", Namespace: ns}
+	}
+	for _, a := range []authorizationv1.ResourceAttributes{
+		edge("watch", "edgenodes", ""), edge("watch", "nodeassignments", ""),
+		{Verb: "patch", Group: edgev1alpha1.GroupVersion.Group, Resource: "edgenodes", Subresource: "status"},
+		secrets("watch", "edgeplane-node-lease"), secrets("create", namespace), secrets("delete", namespace),
+		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "edgeplane-node-lease"},
+		{Verb: "update", Resource: "configmaps", Namespace: namespace},
+		{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"},
+		{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
+	} {
+		if !may(a) {
+			t.Errorf("the hub may not %s %s/%s in %q", a.Verb, a.Resource, a.Subresource, a.Namespace)
+		}
+	}
+	for _, a := range []authorizationv1.ResourceAttributes{
+		edge("get", "edgeservices", "default"), edge("list", "edgeservices", ""), edge("list", "deployrecords", ""),
+		edge("list", "provisiontemplates", ""), edge("create", "edgenodes", ""), edge("patch", "edgenodes", ""), edge("update", "nodeassignments", ""),
+		secrets("get", ""), secrets("list", ""), secrets("get", "default"), secrets("get", "kube-system"), secrets("create", "edgeplane-node-lease"),
+		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: namespace},
+		{Verb: "patch", Group: "apiregistration.k8s.io", Resource: "apiservices"},
+	} {
+		if may(a) {
+			t.Errorf("the hub may %s %s/%s in %q", a.Verb, a.Resource, a.Subresource, a.Namespace)
+		}
+	}
+}
+
+// podEnv is a Deployment's first container's environment as its pods see
+// it: values, and the namespace from the downward API.
+func podEnv(d *appsv1.Deployment) map[string]string {
+	env := map[string]string{}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			env[e.Name] = d.Namespace
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		}
+	}
+	return env
+}
+
+// expandEnv replaces $(NAME) with the variable's value, as the kubelet
+// expands a container's arguments.
+func expandEnv(s string, env map[string]string) string {
+	for name, v := range env {
+		s = strings.ReplaceAll(s, "$("+name+")", v)
+	}
+	return s
 }
 
 // aggregatedService is the bundle's Service behind the APIService.

@@ -48,6 +48,7 @@ func main() {
 	flag.IntVar(&cfg.Cuts, "cuts", 10, "Cuts of the real agent's link.")
 	flag.IntVar(&cfg.EngineRestarts, "engine-restarts", 5, "Restarts of the real engine.")
 	flag.IntVar(&cfg.Kills, "kills", 10, "SIGKILLs of the real agent.")
+	flag.IntVar(&cfg.HubKills, "hub-kills", 5, "SIGKILLs of one of the two edge hub replicas every device reaches, each started again 1-3 s later.")
 	flag.IntVar(&cfg.Stalls, "pull-stalls", 5, "Stalls of the real node's registry link, each longer than its agent's progress deadline.")
 	flag.IntVar(&cfg.BadImages, "bad-images", 5, "Changes that also give a simulated service an image whose containers fail to start; the rollout in waves stops at its canary and is rolled back.")
 	flag.DurationVar(&cfg.SimPullTime, "sim-pull-time", 2*time.Second, "How long each pull on a simulated node takes (every replacement pulls).")

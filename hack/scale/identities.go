@@ -35,6 +35,9 @@ import (
 const (
 	managerUser = "system:serviceaccount:edgeplane-system:edgeplane-manager"
 	agentsUser  = "edgeplane-scale-agents"
+	// hubUser is the hub's ServiceAccount as config/hub names it: the
+	// built-in service-accounts FlowSchema puts it in workload-low.
+	hubUser = "system:serviceaccount:edgeplane-system:edgeplane-hub"
 )
 
 // identities writes kubeconfigs of the manager and of the simulated agents
@@ -46,31 +49,38 @@ const (
 // it in workload-high; the agents are in group system:serviceaccounts, so
 // the built-in service-accounts FlowSchema puts them in workload-low. Real
 // agents are a flow each; the simulator's nodes share one, which queues
-// them more than a fleet would be. Both may do anything (RBAC is not what
+// them more than a fleet would be. The hub replicas run as config/hub's
+// ServiceAccount. All may do anything (RBAC is not what
 // a scale run measures).
-func identities(ctx context.Context, env *envtest.Environment, c client.Client, dir string) (managerKubeconfig, agentsKubeconfig string, err error) {
+func identities(ctx context.Context, env *envtest.Environment, c client.Client, dir string) (managerKubeconfig, agentsKubeconfig, hubKubeconfig string, err error) {
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "flowcontrol", "flowschema.yaml"))
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	fs := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(raw, &fs.Object); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-scale"},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser},
-			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: agentsUser}}}
+			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: agentsUser},
+			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: hubUser}}}
 	for _, o := range []client.Object{fs, binding} {
 		if err := c.Create(ctx, o); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	managerKubeconfig, agentsKubeconfig = filepath.Join(dir, "manager.kubeconfig"), filepath.Join(dir, "agents.kubeconfig")
+	hubKubeconfig = filepath.Join(dir, "hub.kubeconfig")
 	if err := testenv.WriteUserKubeconfig(env, managerKubeconfig, envtest.User{Name: managerUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:edgeplane-system"}}); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	return managerKubeconfig, agentsKubeconfig, testenv.WriteUserKubeconfig(env, agentsKubeconfig, envtest.User{Name: agentsUser,
+	if err := testenv.WriteUserKubeconfig(env, hubKubeconfig, envtest.User{Name: hubUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:edgeplane-system"}}); err != nil {
+		return "", "", "", err
+	}
+	return managerKubeconfig, agentsKubeconfig, hubKubeconfig, testenv.WriteUserKubeconfig(env, agentsKubeconfig, envtest.User{Name: agentsUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:edgeplane-node-lease"}})
 }

@@ -31,6 +31,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
@@ -39,6 +40,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +66,8 @@ func main() {
 		bin, profiles           string
 		withReplica, agentWatch bool
 		measureWrites           bool
+		viaHub, killHub         bool
+		restOnly                bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
 		convergeWithin          time.Duration
@@ -84,6 +88,10 @@ func main() {
 	flag.BoolVar(&measureWrites, "write-cost", false, "With every node online and before the run's services, time rounds of spec changes of a 2-instance service against rest windows: kube-apiserver's CPU per change and the events its agents' watches get (make scale-curve turns it on).")
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
 	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
+	flag.BoolVar(&viaHub, "hub", true, "Run the fleet through the edge hub: two hub replicas (bin/manager with only the hub on) behind a loopback balancer, every node added and joined as kubectl edge node add and edge-agent join do (timed: join: ...), then the simulator playing each node with its own identity, TLS connection and watch through the hub (--hub-identities). false: every node straight to the API server with Leases (direct mode, the figures before the hub).")
+	flag.BoolVar(&killHub, "kill-hub", false, "With --hub: once every node is online and the rest window measured, kill -9 one hub replica, time until every node's Lease names the other, count the nodes declared offline meanwhile (hub_kill: ...), then run the services as usual.")
+	flag.BoolVar(&restOnly, "rest-only", false, "Stop after the figures at rest (and --kill-hub's): no services.")
+	flag.DurationVar(&idleWindow, "rest-window", idleWindow, "How long the figures at rest are measured, every node online and no service.")
 	flag.Parse()
 	wide := false
 	switch *profile {
@@ -99,14 +107,25 @@ func main() {
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	if killHub && !viaHub {
+		fmt.Fprintln(os.Stderr, "scale: --kill-hub needs --hub")
+		os.Exit(2)
+	}
+	// An interrupt or a termination ends the run as its deadline does:
+	// every process it started is stopped on the way out.
+	sctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(sctx, timeout)
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
-		withReplica: withReplica, agentWatch: agentWatch, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites}); err != nil {
+		withReplica: withReplica, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
+		hub: viaHub, killHub: killHub, restOnly: restOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
+		cancel()
+		stopSignals()
 		os.Exit(1)
 	}
+	cancel()
+	stopSignals()
 }
 
 // runOptions are what one run is asked to do.
@@ -118,6 +137,9 @@ type runOptions struct {
 	console, wide           bool
 	writeCost               bool
 	outage, convergeWithin  time.Duration
+	// hub runs the fleet through two hub replicas; killHub kills one at
+	// rest; restOnly stops after the figures at rest.
+	hub, killHub, restOnly bool
 }
 
 func run(ctx context.Context, o runOptions) error {
@@ -145,10 +167,12 @@ func run(ctx context.Context, o runOptions) error {
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
 	}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-node-lease"}}); err != nil {
-		return err
+	for _, ns := range []string{leaseNamespace, hubNamespace} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
 	}
-	managerKubeconfig, agentsKubeconfig, err := identities(ctx, env, c, dir)
+	managerKubeconfig, agentsKubeconfig, hubKubeconfig, err := identities(ctx, env, c, dir)
 	if err != nil {
 		return err
 	}
@@ -159,6 +183,7 @@ func run(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	defer procs.Stop(manager)
 	// The API server and etcd, measured from the agent's start: the nodes'
 	// registration is theirs to carry.
 	apiserverPID, err := testenv.APIServerPID(cfg)
@@ -171,16 +196,33 @@ func run(ctx context.Context, o runOptions) error {
 	} else {
 		fmt.Fprintln(os.Stderr, "etcd's CPU and memory are not measured:", err)
 	}
+	// Through the hub, the devices join first, each with a token of its
+	// own, and the simulator then plays each with the identity it got.
+	var hub *hubs
+	var joined joinFigures
+	agentArgs := []string{"--kubeconfig", agentsKubeconfig, "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2 * agentQPS(nodes))}
+	if o.hub {
+		if hub, err = startHubs(ctx, c, dir, bin, hubKubeconfig, 2); err != nil {
+			return err
+		}
+		defer hub.stop()
+		ids := filepath.Join(dir, "identities")
+		if joined, err = joinFleet(ctx, cfg, c, hub, simNodes(nodes), ids); err != nil {
+			return err
+		}
+		fmt.Printf("%d nodes added and joined through the hub in %v; API writes meanwhile, by verb and resource:%s\n", nodes, joined.took.Round(100*time.Millisecond), joined.writesByRequest)
+		fmt.Println(joined)
+		agentArgs = []string{"--hub-identities", ids}
+	}
 	registering := cpuTimes(servers)
-	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), "--kubeconfig", agentsKubeconfig, "--runtime", "sim", "--nodes", strconv.Itoa(nodes),
-		"--types", "linux", "--arches", "amd64,arm64", "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
-		"--start-delay", "1s", "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2*agentQPS(nodes)), "--pprof-bind-address", agentPprof)
+	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), append(agentArgs, "--runtime", "sim", "--nodes", strconv.Itoa(nodes), "--node-prefix", simPrefix,
+		"--types", simTypes, "--arches", simArches, "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
+		"--start-delay", "1s", "--pprof-bind-address", agentPprof)...)
 	if err != nil {
-		procs.Stop(manager)
 		return err
 	}
 	agentStarted := time.Now()
-	defer procs.Stop(manager, agentCmd)
+	defer procs.Stop(agentCmd)
 	// The baseline for the facade's latency: a trivial handler in a process
 	// of its own, loaded the same way at the same time.
 	self, err := os.Executable()
@@ -193,6 +235,9 @@ func run(ctx context.Context, o runOptions) error {
 	}
 	defer procs.Stop(trivial)
 	pids := map[string]int{"manager": manager.Process.Pid, "edge-agent": agentCmd.Process.Pid, "scale client and facade load": os.Getpid(), "trivial handler": trivial.Process.Pid}
+	if hub != nil {
+		hub.pids(pids)
+	}
 	replicaURL := ""
 	if o.withReplica {
 		// A facade in a process of its own, as the chart's second replica
@@ -234,6 +279,15 @@ func run(ctx context.Context, o runOptions) error {
 	}
 	online := time.Since(agentStarted)
 	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), cpuUse(registering, cpuTimes(servers), 0))
+	if hub != nil {
+		// Every device's watch of its assignment open at a replica: the
+		// hub's share of what the agents cost.
+		if err := procs.WaitFor(ctx, "a watch per node at the hub", time.Second, func() (bool, error) {
+			return hub.watches(ctx) >= float64(nodes), nil
+		}); err != nil {
+			return err
+		}
+	}
 
 	requestsBefore, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
@@ -273,6 +327,10 @@ func run(ctx context.Context, o runOptions) error {
 			return err
 		}
 	}
+	if hub != nil {
+		// The events the replicas wrote to the devices' watches.
+		delivered = func() int64 { return hub.relayed(ctx) }
+	}
 	// What the nodes cost at rest (Lease renewals, the controllers'
 	// liveness checks), so that the CPU of the run can be split into that
 	// and the services' share.
@@ -280,16 +338,32 @@ func run(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	idleStart := cpuTimes(pids)
+	idleStart, machineStart := cpuTimes(pids), machineCPU()
 	time.Sleep(idleWindow)
-	idleEnd := cpuTimes(pids)
+	idleEnd, machineEnd := cpuTimes(pids), machineCPU()
 	restWritesEnd, err := serverWrites(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, cpuUse(idleStart, idleEnd, idleWindow))
 	rest := restCost(ctx, cfg, env, pids, nodes, idleEnd["kube-apiserver"]-idleStart["kube-apiserver"], (restWritesEnd-restWritesStart)/idleWindow.Seconds())
+	if hub != nil {
+		rest.hub(pids, hub.names, idleStart, idleEnd)
+	}
+	rest.othersCores = others(idleStart, idleEnd, machineStart, machineEnd, idleWindow)
 	fmt.Println(rest)
+	fmt.Println(rest.line())
+	if o.killHub {
+		line, err := killHub(ctx, view, hub, nodes)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+	}
+	if o.restOnly {
+		fmt.Println(curveLine(nodes, online, 0, math.NaN(), rest, mem, nil, math.NaN(), o.hub, joined))
+		return nil
+	}
 	perChange := math.NaN()
 	if o.writeCost {
 		line, median, err := writeCost(ctx, c, view, apiserverPID, delivered)
@@ -299,7 +373,7 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Println(line)
 		perChange = median
 	}
-	cpuBefore := cpuTimes(pids)
+	cpuBefore, machineBefore := cpuTimes(pids), machineCPU()
 	var profiling sync.WaitGroup
 	if o.profiles != "" {
 		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, "http://"+managerPprof, "http://"+agentPprof) })
@@ -346,7 +420,7 @@ func run(ctx context.Context, o runOptions) error {
 		successS = math.NaN()
 		fmt.Printf("not converged: %d of %d services had every instance successful after %v; the figures below are of that time\n", done, services, took.Round(time.Second))
 	}
-	cpuAfter := cpuTimes(pids)
+	cpuAfter, machineAfter := cpuTimes(pids), machineCPU()
 	stopSampling()
 	stopLoad()
 	profiling.Wait()
@@ -377,9 +451,13 @@ func run(ctx context.Context, o runOptions) error {
 	if o.agentWatch {
 		fmt.Printf("events delivered to the %d agents' watches: %d; watches the API server closed for falling behind: %.0f\n", nodes, delivered(), terminatedWatches(ctx, cfg))
 	}
+	if hub != nil {
+		fmt.Printf("events the hub wrote to the %d devices' watches: %d; watches the API server closed for falling behind: %.0f\n", nodes, delivered(), terminatedWatches(ctx, cfg))
+	}
 	fmt.Printf("API reads during convergence, by verb and resource:%s\n", reads(requestsBefore, requestsAfter))
 	fmt.Printf("peak resident memory: %s\n", mem.String())
 	fmt.Printf("CPU used during convergence (%d cores give %.0f s):%s\n", goruntime.NumCPU(), float64(goruntime.NumCPU())*took.Seconds(), cpuUse(cpuBefore, cpuAfter, 0))
+	fmt.Printf("CPU other processes on the machine used meanwhile: %.1f s, %.2f cores\n", others(cpuBefore, cpuAfter, machineBefore, machineAfter, took)*took.Seconds(), others(cpuBefore, cpuAfter, machineBefore, machineAfter, took))
 	fmt.Printf("facade latency under that load (the leader's, a read replica's if run, and a trivial handler's): %s\n", lat.String())
 	if o.withReplica {
 		fmt.Printf("worst facade p99: leader %.1f ms, read replica %.1f ms\n", lat.worstP99(false).Seconds()*1000, lat.worstP99(true).Seconds()*1000)
@@ -418,9 +496,28 @@ func run(ctx context.Context, o runOptions) error {
 		nodes, instances, successS, float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000)
 	// One point of make scale-curve: what the size costs at rest and in
 	// the run.
-	fmt.Printf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f apiserver_ms_per_change=%.2f\n",
-		nodes, online.Seconds(), instances, successS, rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000, perChange)
+	fmt.Println(curveLine(nodes, online, instances, successS, rest, mem, lat, perChange, o.hub, joined))
 	return nil
+}
+
+// curveLine is one point of make scale-curve: what the size costs at rest
+// and in the run, and through the hub what joining it cost. Figures a run
+// did not measure are NaN.
+func curveLine(nodes int, online time.Duration, instances int, successS float64, rest restFigures, mem *peaks, lat *latencies, perChange float64, hub bool, joined joinFigures) string {
+	p99 := math.NaN()
+	if lat != nil {
+		p99 = lat.worstP99(false).Seconds() * 1000
+	}
+	hubRSS, hubCPU, joinS, joinsPerS, writesPerJoin := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	viaHub := 0
+	if hub {
+		viaHub, hubRSS, hubCPU = 1, float64(rest.hubRSS)/(1<<20), rest.hubCPUPerNode
+		joinS, joinsPerS, writesPerJoin = joined.took.Seconds(), float64(joined.joins)/joined.took.Seconds(), joined.writesPerJoin
+	}
+	return fmt.Sprintf("curve: nodes=%d online_s=%.1f instances=%d success_s=%.1f rest_writes_per_s=%.1f apiserver_rss_mib=%d apiserver_cpu_ms_per_node_s=%.4f manager_rss_mib=%d facade_p99_ms=%.1f apiserver_ms_per_change=%.2f"+
+		" hub=%d rest_writes_per_node_min=%.3f apiserver_watches=%.0f hub_rss_mib=%.0f hub_cpu_ms_per_node_s=%.4f join_s=%.1f joins_per_s=%.1f writes_per_join=%.2f",
+		nodes, online.Seconds(), instances, successS, rest.writesPerS, mem.peak("kube-apiserver")>>20, rest.apiserverCPUPerNode, mem.peak("manager")>>20, p99, perChange,
+		viaHub, rest.writesPerS*60/float64(nodes), rest.watches, hubRSS, hubCPU, joinS, joinsPerS, writesPerJoin)
 }
 
 // agentQPS is the simulator's client rate for all its nodes together. Each
@@ -553,9 +650,10 @@ type latencies struct {
 // replicaRoutes prefixes the routes of the read replica's facade.
 const replicaRoutes = "read replica: "
 
-// idleWindow is how long the run measures what the nodes cost at rest:
-// three Lease renewals of every node.
-const idleWindow = 30 * time.Second
+// idleWindow is how long the run measures what the nodes cost at rest
+// (--rest-window): six Lease renewals of every node in direct mode, six
+// beats through the hub.
+var idleWindow = 60 * time.Second
 
 func (l *latencies) load(ctx context.Context, leader, replica, trivial, nodeID, serviceID string) {
 	l.mu.Lock()
@@ -632,4 +730,24 @@ func (l *latencies) String() string {
 		fmt.Fprintf(&b, "\n  %-32s p50 %8v  p99 %8v  (%d requests)", n, d[len(d)/2].Round(10*time.Microsecond), d[len(d)*99/100].Round(10*time.Microsecond), len(d))
 	}
 	return b.String()
+}
+
+// machineCPU is the machine's busy CPU time; 0 where it cannot be read.
+func machineCPU() time.Duration {
+	d, _ := procs.MachineCPU()
+	return d
+}
+
+// others is the CPU, in cores, that processes outside the run used over
+// a window: the machine's busy time less the run's processes'. The
+// machine is shared; a run's figures are read beside it.
+func others(before, after map[string]time.Duration, machineBefore, machineAfter, window time.Duration) float64 {
+	if machineBefore == 0 || machineAfter == 0 || window <= 0 {
+		return math.NaN()
+	}
+	used := machineAfter - machineBefore
+	for n, d := range after {
+		used -= d - before[n]
+	}
+	return max(0, used.Seconds()/window.Seconds())
 }

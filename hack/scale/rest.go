@@ -39,7 +39,34 @@ type restFigures struct {
 	writesPerS, apiserverCPUPerNode float64
 	apiserverRSS, managerRSS        int64
 	etcdBytes                       float64
-	watches                         float64
+	// watches are the API server's open watches
+	// (apiserver_longrunning_requests{verb="WATCH"}, summed).
+	watches float64
+	// Through the hub: the replicas' resident memory summed, and their CPU
+	// in ms per node per second; zero in direct mode.
+	hubRSS        int64
+	hubCPUPerNode float64
+	// othersCores is the CPU other processes on the machine used over the
+	// window, in cores.
+	othersCores float64
+}
+
+// hub adds the hub replicas' figures: their memory now, their CPU over
+// the window from start to end.
+func (f *restFigures) hub(pids map[string]int, names []string, start, end map[string]time.Duration) {
+	var cpu time.Duration
+	for _, n := range names {
+		rss, _ := procs.RSS(pids[n])
+		f.hubRSS += rss
+		cpu += end[n] - start[n]
+	}
+	f.hubCPUPerNode = float64(cpu.Microseconds()) / 1000 / idleWindow.Seconds() / float64(f.nodes)
+}
+
+// line is the figures at rest as one line of key=value.
+func (f restFigures) line() string {
+	return fmt.Sprintf("rest: nodes=%d window_s=%.0f rest_writes_per_s=%.2f rest_writes_per_node_min=%.4f apiserver_watches=%.0f apiserver_cpu_ms_per_node_s=%.4f apiserver_rss_mib=%d hub_rss_mib=%d hub_cpu_ms_per_node_s=%.4f others_cores=%.2f",
+		f.nodes, idleWindow.Seconds(), f.writesPerS, f.writesPerS*60/float64(f.nodes), f.watches, f.apiserverCPUPerNode, f.apiserverRSS>>20, f.hubRSS>>20, f.hubCPUPerNode, f.othersCores)
 }
 
 // restCost reads the resting figures: the caller measured the writes and
@@ -47,7 +74,7 @@ type restFigures struct {
 // watches are read now.
 func restCost(ctx context.Context, cfg *rest.Config, env *envtest.Environment, pids map[string]int, nodes int, apiCPU time.Duration, writesPerS float64) restFigures {
 	f := restFigures{nodes: nodes, writesPerS: writesPerS,
-		apiserverCPUPerNode: float64(apiCPU.Milliseconds()) / idleWindow.Seconds() / float64(nodes)}
+		apiserverCPUPerNode: float64(apiCPU.Microseconds()) / 1000 / idleWindow.Seconds() / float64(nodes)}
 	f.apiserverRSS, _ = procs.RSS(pids["kube-apiserver"])
 	f.managerRSS, _ = procs.RSS(pids["manager"])
 	f.watches = openWatches(ctx, cfg)

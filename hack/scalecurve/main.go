@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command scalecurve is make scale-curve: the scale run (hack/scale) at
-// each of SIZES nodes, services scaled with the nodes (5 per node, 2
+// Command scalecurve is make scale-curve: the scale run (hack/scale),
+// through the edge hub unless --hub=false, at each of SIZES nodes, services scaled with the nodes (5 per node, 2
 // instances each), one run after another. It prints each run's curve line
 // as it comes, and writes them as curve.csv and one SVG plot per figure
 // against nodes into --out.
@@ -38,16 +38,28 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
-// fields are the curve line's keys, in order.
+// fields are the curve line's keys every point has, in order.
 var fields = []string{"nodes", "online_s", "instances", "success_s", "rest_writes_per_s", "apiserver_rss_mib",
 	"apiserver_cpu_ms_per_node_s", "manager_rss_mib", "facade_p99_ms", "apiserver_ms_per_change"}
+
+// hubFields are the keys since the edge hub (#41): hub is 1 for a run
+// through the hub and 0 for one straight to the API server (the points
+// before the hub, which lack them all, are read so); the hub's and the
+// join's figures are NaN in direct mode.
+var hubFields = []string{"hub", "rest_writes_per_node_min", "apiserver_watches", "hub_rss_mib", "hub_cpu_ms_per_node_s",
+	"join_s", "joins_per_s", "writes_per_join"}
+
+// columns are curve.csv's columns.
+func columns() []string { return append(slices.Clone(fields), hubFields...) }
 
 // titles name the plotted figures.
 var titles = map[string]string{
@@ -59,6 +71,13 @@ var titles = map[string]string{
 	"manager_rss_mib":             "manager peak memory (MiB)",
 	"facade_p99_ms":               "facade p99 under the run's load (ms)",
 	"apiserver_ms_per_change":     "kube-apiserver CPU per spec change of a 2-instance service (ms)",
+	"rest_writes_per_node_min":    "API writes per node per minute at rest",
+	"apiserver_watches":           "watches open at kube-apiserver at rest",
+	"hub_rss_mib":                 "hub replicas' memory at rest, summed (MiB)",
+	"hub_cpu_ms_per_node_s":       "hub replicas' CPU at rest per node (ms/s)",
+	"join_s":                      "every node added and joined through the hub (s)",
+	"joins_per_s":                 "joins per second",
+	"writes_per_join":             "API writes per join",
 }
 
 func main() {
@@ -67,16 +86,17 @@ func main() {
 	out := flag.String("out", "dist/scale-curve", "Directory of curve.csv, the plots and each run's log.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
 	within := flag.Duration("converge-within", 30*time.Minute, "How long each size may take for every instance; a size the machine cannot converge in that time is a point without success_s (NaN), its other figures kept.")
+	viaHub := flag.Bool("hub", true, "Run the fleet through the edge hub (hack/scale --hub); false: straight to the API server (direct mode). Points of both modes are kept apart in curve.csv and plotted side by side.")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx, *sizes, *perNode, *out, *bin, *within); err != nil {
+	if err := run(ctx, *sizes, *perNode, *out, *bin, *within, *viaHub); err != nil {
 		fmt.Fprintln(os.Stderr, "scale-curve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, sizes string, perNode int, out, bin string, within time.Duration) error {
+func run(ctx context.Context, sizes string, perNode int, out, bin string, within time.Duration, viaHub bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -96,8 +116,11 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string, within
 			return fmt.Errorf("size %q is not a node count", s)
 		}
 		logFile := filepath.Join(out, fmt.Sprintf("scale-%d.log", n))
+		if viaHub {
+			logFile = filepath.Join(out, fmt.Sprintf("scale-hub-%d.log", n))
+		}
 		start := time.Now()
-		line, err := runOne(ctx, scale, bin, n, n*perNode, within, logFile)
+		line, err := runOne(ctx, scale, bin, n, n*perNode, within, viaHub, logFile)
 		if err != nil {
 			return fmt.Errorf("%d nodes (log %s): %w", n, logFile, err)
 		}
@@ -107,9 +130,11 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string, within
 		if err != nil {
 			return err
 		}
-		points = slices.DeleteFunc(points, func(q map[string]float64) bool { return q["nodes"] == p["nodes"] })
+		points = slices.DeleteFunc(points, func(q map[string]float64) bool { return q["nodes"] == p["nodes"] && q["hub"] == p["hub"] })
 		points = append(points, p)
-		slices.SortFunc(points, func(a, b map[string]float64) int { return cmp.Compare(a["nodes"], b["nodes"]) })
+		slices.SortFunc(points, func(a, b map[string]float64) int {
+			return cmp.Or(cmp.Compare(a["hub"], b["hub"]), cmp.Compare(a["nodes"], b["nodes"]))
+		})
 		// Written after every size, so that a run stopped later keeps
 		// what it measured.
 		if err := write(out, points); err != nil {
@@ -120,13 +145,13 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string, within
 }
 
 // runOne runs the scale harness at one size and returns its curve line.
-func runOne(ctx context.Context, scale, bin string, nodes, services int, within time.Duration, logFile string) (string, error) {
+func runOne(ctx context.Context, scale, bin string, nodes, services int, within time.Duration, viaHub bool, logFile string) (string, error) {
 	log, err := os.Create(logFile)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = log.Close() }()
-	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m", "--converge-within", within.String(), "--write-cost")
+	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(services), "--bin", bin, "--timeout", "60m", "--converge-within", within.String(), "--write-cost", "--hub="+strconv.FormatBool(viaHub))
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err
@@ -176,7 +201,7 @@ func read(file string) ([]map[string]float64, error) {
 			}
 		}
 		if !slices.ContainsFunc(fields, func(k string) bool { _, ok := p[k]; return !ok }) {
-			points = append(points, p)
+			points = append(points, withHubFields(p))
 		}
 	}
 	return points, nil
@@ -201,7 +226,21 @@ func parse(line string) (map[string]float64, error) {
 			return nil, fmt.Errorf("curve line %q lacks %s", line, k)
 		}
 	}
-	return p, nil
+	return withHubFields(p), nil
+}
+
+// withHubFields gives a point from before the hub its keys: direct mode,
+// none of the hub's figures.
+func withHubFields(p map[string]float64) map[string]float64 {
+	for _, k := range hubFields {
+		if _, ok := p[k]; !ok {
+			p[k] = math.NaN()
+			if k == "hub" {
+				p[k] = 0
+			}
+		}
+	}
+	return p
 }
 
 // write writes curve.csv and a plot of each figure against nodes.
@@ -211,10 +250,11 @@ func write(dir string, points []map[string]float64) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write(fields)
+	cols := columns()
+	_ = w.Write(cols)
 	for _, p := range points {
-		row := make([]string, len(fields))
-		for i, k := range fields {
+		row := make([]string, len(cols))
+		for i, k := range cols {
 			row[i] = strconv.FormatFloat(p[k], 'f', -1, 64)
 		}
 		_ = w.Write(row)
@@ -223,8 +263,8 @@ func write(dir string, points []map[string]float64) error {
 	if err := errors.Join(w.Error(), f.Close()); err != nil {
 		return err
 	}
-	for _, k := range fields[1:] {
-		if k == "instances" {
+	for _, k := range cols[1:] {
+		if k == "instances" || k == "hub" {
 			continue
 		}
 		if err := plotFigure(filepath.Join(dir, k+".svg"), k, points); err != nil {
@@ -234,23 +274,40 @@ func write(dir string, points []map[string]float64) error {
 	return nil
 }
 
+// plotFigure plots one figure against nodes, a line per mode (direct,
+// through the hub) that has it; a figure no point has is not plotted.
 func plotFigure(file, key string, points []map[string]float64) error {
 	p := plot.New()
 	p.Title.Text = titles[key]
 	p.X.Label.Text = "nodes"
 	p.Y.Label.Text = key
 	p.Y.Min = 0
-	// A size that did not converge has no success_s (NaN): no point.
-	var xys plotter.XYs
-	for _, pt := range points {
-		if !math.IsNaN(pt[key]) {
-			xys = append(xys, plotter.XY{X: pt["nodes"], Y: pt[key]})
+	p.Add(plotter.NewGrid())
+	plotted := false
+	for i, mode := range []string{"direct", "hub"} {
+		// A size that did not converge has no success_s (NaN): no point.
+		var xys plotter.XYs
+		for _, pt := range points {
+			if pt["hub"] == float64(i) && !math.IsNaN(pt[key]) {
+				xys = append(xys, plotter.XY{X: pt["nodes"], Y: pt[key]})
+			}
 		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, dots, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color, dots.Color = plotutil.Color(i), plotutil.Color(i)
+		dots.Shape = plotutil.Shape(i)
+		p.Add(line, dots)
+		p.Legend.Add(mode, line, dots)
+		plotted = true
 	}
-	line, dots, err := plotter.NewLinePoints(xys)
-	if err != nil {
-		return err
+	if !plotted {
+		return nil
 	}
-	p.Add(line, dots, plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
 }

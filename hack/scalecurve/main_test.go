@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,7 @@ func TestParseAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Split(strings.TrimSpace(string(data)), "\n"); len(got) != 3 || got[0] != strings.Join(fields, ",") || !strings.HasPrefix(got[2], "500,6.1,5000,") {
+	if got := strings.Split(strings.TrimSpace(string(data)), "\n"); len(got) != 3 || got[0] != strings.Join(columns(), ",") || !strings.HasPrefix(got[2], "500,6.1,5000,") {
 		t.Errorf("curve.csv:\n%s", data)
 	}
 	for _, k := range []string{"online_s", "success_s", "rest_writes_per_s", "facade_p99_ms"} {
@@ -77,6 +78,28 @@ func TestParseAndWrite(t *testing.T) {
 	if err != nil || len(back) != 3 || back[2]["online_s"] != 90.2 || back[1]["success_s"] != 61.0 {
 		t.Errorf("read back %v, %v", back, err)
 	}
+	if back[0]["hub"] != 0 || !math.IsNaN(back[0]["hub_rss_mib"]) {
+		t.Errorf("a point from before the hub reads as direct mode without the hub's figures: %v", back[0])
+	}
+
+	// A point through the hub carries the hub's figures and is kept beside
+	// the direct point of its size; the hub's figures get their plots.
+	h, err := parse("curve: nodes=500 online_s=7.0 instances=5000 success_s=58.0 rest_writes_per_s=0.2 apiserver_rss_mib=700 apiserver_cpu_ms_per_node_s=0.0100 manager_rss_mib=110 facade_p99_ms=9.1 apiserver_ms_per_change=20.0" +
+		" hub=1 rest_writes_per_node_min=0.024 apiserver_watches=60 hub_rss_mib=300 hub_cpu_ms_per_node_s=0.0400 join_s=12.5 joins_per_s=40.0 writes_per_join=5.00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(dir, append(back, h)); err != nil {
+		t.Fatal(err)
+	}
+	back, err = read(filepath.Join(dir, "curve.csv"))
+	if err != nil || len(back) != 4 || back[3]["hub"] != 1 || back[3]["hub_rss_mib"] != 300 || back[1]["hub"] != 0 {
+		t.Errorf("read back with a hub point %v, %v", back, err)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "hub_rss_mib.svg")); err != nil || !strings.Contains(string(svg), "hub") {
+		t.Errorf("hub_rss_mib.svg: %v", err)
+	}
+
 	if none, err := read(filepath.Join(t.TempDir(), "curve.csv")); none != nil || err != nil {
 		t.Errorf("no earlier curve: %v, %v", none, err)
 	}

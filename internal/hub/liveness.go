@@ -125,7 +125,7 @@ func (l *liveness) connected() int {
 }
 
 // run renews the replica's Lease, expires silent nodes and writes the
-// transitions until ctx ends.
+// transitions until ctx ends; the replica's Lease was made before.
 func (l *liveness) run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -140,7 +140,8 @@ func (l *liveness) run(ctx context.Context) {
 	}
 	tick := l.clock.NewTicker(time.Second)
 	defer tick.Stop()
-	nextRenew, nextSweep := time.Time{}, time.Time{}
+	// Start created or renewed the replica's Lease just before.
+	nextRenew, nextSweep := l.clock.Now().Add(l.renew), time.Time{}
 	for ctx.Err() == nil {
 		now := l.clock.Now()
 		if !now.Before(nextRenew) {

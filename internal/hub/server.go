@@ -201,6 +201,10 @@ func (h *Hub) Start(ctx context.Context) error {
 	if err := h.publish(setup); err != nil {
 		return fmt.Errorf("publishing ConfigMap %s: %w", hubapi.InfoConfigMap, err)
 	}
+	// The replica's Lease exists before any node's Lease can name it.
+	if err := h.live.renewReplica(setup, now); err != nil {
+		return fmt.Errorf("creating the replica's Lease %s: %w", h.o.Identity, err)
+	}
 	l, err := net.Listen("tcp", h.o.BindAddress)
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)

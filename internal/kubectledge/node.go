@@ -18,25 +18,22 @@ package kubectledge
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/nodejoin"
 )
 
 // nodeKind is how the plugin names an edge node in what it prints.
@@ -44,11 +41,7 @@ const nodeKind = "edgenode/"
 
 // defaultHubNamespace is where the manager runs the hub unless told
 // otherwise.
-const defaultHubNamespace = "edgeplane-system"
-
-// maxTokenTTL bounds --ttl: a join token is a password for a node, and
-// one left lying about for longer than a week is more risk than help.
-const maxTokenTTL = 7 * 24 * time.Hour
+const defaultHubNamespace = nodejoin.DefaultHubNamespace
 
 // nodeOptions say what node add makes and where the hub is.
 type nodeOptions struct {
@@ -74,20 +67,15 @@ type nodes struct {
 
 // check refuses bad input before anything is read or written.
 func (o *nodeOptions) check() error {
-	if errs := validation.IsDNS1123Subdomain(o.name); len(errs) > 0 {
-		return fmt.Errorf("%q cannot name an edge node: %s", o.name, strings.Join(errs, "; "))
+	if err := nodejoin.CheckName(o.name); err != nil {
+		return err
 	}
-	// Its join tokens carry the name in a label, whose values are shorter
-	// than names may be.
-	if errs := validation.IsValidLabelValue(o.name); len(errs) > 0 {
-		return fmt.Errorf("%q cannot name an edge node that joins with a token: %s", o.name, strings.Join(errs, "; "))
-	}
-	if o.ttl <= 0 || o.ttl > maxTokenTTL {
-		return fmt.Errorf("--ttl %v: a join token lasts more than 0 and at most %v", o.ttl, maxTokenTTL)
+	if err := nodejoin.CheckTTL(o.ttl); err != nil {
+		return fmt.Errorf("--ttl %v: %w", o.ttl, err)
 	}
 	if o.hub != "" {
-		if u, err := url.Parse(o.hub); err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("--hub %q: give the hub's URL as devices reach it, https://HOST:PORT", o.hub)
+		if err := nodejoin.CheckHub(o.hub); err != nil {
+			return fmt.Errorf("--hub %q: %w", o.hub, err)
 		}
 	}
 	if err := checkHubNamespace(o.hubNamespace); err != nil {
@@ -115,11 +103,8 @@ func parseLabels(s string) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("--labels %q: want KEY=VALUE pairs joined by commas", kv)
 		}
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return nil, fmt.Errorf("--labels: %q is not a label key: %s", k, strings.Join(errs, "; "))
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return nil, fmt.Errorf("--labels: %q is not a value of label %s: %s", v, k, strings.Join(errs, "; "))
+		if err := nodejoin.CheckLabel(k, v); err != nil {
+			return nil, fmt.Errorf("--labels: %w", err)
 		}
 		if _, dup := out[k]; dup {
 			return nil, fmt.Errorf("--labels gives %s twice", k)
@@ -129,35 +114,17 @@ func parseLabels(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// hubInfo reads how devices reach the hub from the ConfigMap it publishes:
-// its URL (--hub wins) and the pin of its CA.
-func (n *nodes) hubInfo(ctx context.Context, o nodeOptions) (server, caHash string, err error) {
-	cm := &corev1.ConfigMap{}
-	if err := n.c.Get(ctx, client.ObjectKey{Namespace: o.hubNamespace, Name: hubapi.InfoConfigMap}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", "", fmt.Errorf("the edge hub has not published ConfigMap %s in namespace %s: is the hub running? (manager --hub-bind-address)",
-				hubapi.InfoConfigMap, o.hubNamespace)
-		}
-		return "", "", err
+// joiner does what the node commands ask of the hub's namespace.
+func (n *nodes) joiner(o nodeOptions) *nodejoin.Joiner {
+	return &nodejoin.Joiner{Client: n.c, FieldManager: FieldManager, HubNamespace: o.hubNamespace, Hub: o.hub, CleanupTimeout: n.timeout}
+}
+
+// hubError words an error of the hub's info for the plugin's flags.
+func hubError(err error) error {
+	if errors.Is(err, nodejoin.ErrNoServer) {
+		return fmt.Errorf("%w: give the hub's URL as devices reach it with --hub", err)
 	}
-	block, _ := pem.Decode([]byte(cm.Data[hubapi.InfoCACert]))
-	if block == nil || block.Type != "CERTIFICATE" {
-		return "", "", fmt.Errorf("ConfigMap %s in namespace %s holds no PEM certificate in %s: restart the hub to publish it again",
-			hubapi.InfoConfigMap, o.hubNamespace, hubapi.InfoCACert)
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return "", "", fmt.Errorf("the CA in ConfigMap %s in namespace %s: %w", hubapi.InfoConfigMap, o.hubNamespace, err)
-	}
-	server = o.hub
-	if server == "" {
-		server = cm.Data[hubapi.InfoServer]
-	}
-	if server == "" {
-		return "", "", fmt.Errorf("ConfigMap %s in namespace %s names no server: give the hub's URL as devices reach it with --hub",
-			hubapi.InfoConfigMap, o.hubNamespace)
-	}
-	return server, hubapi.CAHash(ca), nil
+	return err
 }
 
 // add creates the EdgeNode and a join token for it, and prints the
@@ -168,47 +135,41 @@ func (n *nodes) add(ctx context.Context, o nodeOptions) error {
 	if err != nil {
 		return err
 	}
-	server, caHash, err := n.hubInfo(ctx, o)
-	if err != nil {
-		return err
+	j, err := n.joiner(o).Add(ctx, nodejoin.Node{Name: o.name, Labels: labels, Type: o.typ, Arch: o.arch, Address: o.address}, o.ttl)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("%s%s already exists; for a new join token run kubectl edge node token %s", nodeKind, o.name, o.name)
+	case apierrors.IsInvalid(err):
+		return fmt.Errorf("%w (--address, --type and --arch set its spec)", err)
+	case err != nil:
+		return hubError(err)
 	}
-	node := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: o.name, Labels: labels},
-		Spec: edgev1alpha1.EdgeNodeSpec{Type: o.typ, Arch: o.arch, Address: o.address}}
-	if err := n.c.Create(ctx, node, client.FieldOwner(FieldManager)); err != nil {
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("%s%s already exists; for a new join token run kubectl edge node token %s", nodeKind, o.name, o.name)
-		case apierrors.IsInvalid(err):
-			return fmt.Errorf("%w (--address, --type and --arch set its spec)", err)
-		}
-		return err
-	}
-	if err := n.issue(ctx, o, node, server, caHash); err != nil {
-		// Without a token the node cannot join: take it back, so that the
-		// same command can be run again. The deadline may be what failed,
-		// so the delete gets one of its own.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.timeout)
-		defer cancel()
-		if derr := n.c.Delete(dctx, node, client.Preconditions{UID: &node.UID}); derr != nil && !apierrors.IsNotFound(derr) {
-			return fmt.Errorf("%w; %s%s was created without a token and could not be deleted (%v): delete it with kubectl delete edgenode %s before trying again",
-				err, nodeKind, o.name, derr, o.name)
-		}
-		return err
-	}
+	n.print(j)
 	return nil
 }
 
 // token prints a new join command for an EdgeNode that exists.
 func (n *nodes) token(ctx context.Context, o nodeOptions) error {
-	node, err := n.node(ctx, o.name)
-	if err != nil {
-		return err
+	j, err := n.joiner(o).NewToken(ctx, o.name, "", o.ttl)
+	if errors.Is(err, nodejoin.ErrNodeNotFound) {
+		return notAdded(o.name)
 	}
-	server, caHash, err := n.hubInfo(ctx, o)
 	if err != nil {
-		return err
+		return hubError(err)
 	}
-	return n.issue(ctx, o, node, server, caHash)
+	n.print(j)
+	return nil
+}
+
+// print writes the join command to out, alone, and when it expires to
+// errOut.
+func (n *nodes) print(j *nodejoin.Join) {
+	fmt.Fprintln(n.out, j.Command())
+	fmt.Fprintf(n.errOut, "the token joins node %s once, until %s\n", j.Node.Name, j.Expires.UTC().Format(time.RFC3339))
+}
+
+func notAdded(name string) error {
+	return fmt.Errorf("%s%s does not exist; add it with kubectl edge node add %s", nodeKind, name, name)
 }
 
 // node reads an EdgeNode, saying how to add it when there is none.
@@ -216,31 +177,11 @@ func (n *nodes) node(ctx context.Context, name string) (*edgev1alpha1.EdgeNode, 
 	node := &edgev1alpha1.EdgeNode{}
 	if err := n.c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s%s does not exist; add it with kubectl edge node add %s", nodeKind, name, name)
+			return nil, notAdded(name)
 		}
 		return nil, err
 	}
 	return node, nil
-}
-
-// issue creates a join token's Secret for node and prints the join
-// command.
-func (n *nodes) issue(ctx context.Context, o nodeOptions, node *edgev1alpha1.EdgeNode, server, caHash string) error {
-	t, err := hubapi.NewToken()
-	if err != nil {
-		return err
-	}
-	expires := time.Now().Add(o.ttl)
-	s := hubapi.JoinSecret(t, o.hubNamespace, node.Name, expires)
-	// The node owns its tokens: deleting it deletes them, so that none
-	// joins a node added later under the same name.
-	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: edgev1alpha1.GroupVersion.String(), Kind: "EdgeNode", Name: node.Name, UID: node.UID}}
-	if err := n.c.Create(ctx, s, client.FieldOwner(FieldManager)); err != nil {
-		return fmt.Errorf("creating the join token of %s%s in namespace %s: %w", nodeKind, node.Name, o.hubNamespace, err)
-	}
-	fmt.Fprintf(n.out, "edge-agent join --hub %s --token %s --ca-cert-hash %s\n", server, t, caHash)
-	fmt.Fprintf(n.errOut, "the token joins node %s once, until %s\n", node.Name, expires.UTC().Format(time.RFC3339))
-	return nil
 }
 
 // revoke refuses the node's certificates issued until now and deletes

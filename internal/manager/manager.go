@@ -109,8 +109,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		if err := controllers.Setup(ctx, mgr, o.Controllers); err != nil {
 			return nil, fmt.Errorf("setting up the controllers: %w", err)
 		}
-	} else if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
-		return nil, err
+	} else if o.facade() {
+		// The facade's indexes, and their informers: a hub alone may
+		// list none of EdgeServices, DeployRecords and ProvisionTemplates
+		// (config/hub), and its cache would never sync.
+		if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+			return nil, err
+		}
 	}
 	if o.facade() {
 		if m.facade, err = apiserver.New(mgr, o.API); err != nil {

@@ -117,6 +117,8 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("facade flags: %w", err)
 		}
 	}
+	// The facade's node routes write join tokens where the hub reads them.
+	o.API.HubNamespace = o.Hub.Namespace
 	if o.Hub.Enabled() {
 		o.Hub.LeaseNamespace, o.Hub.GracePeriod = o.Controllers.LeaseNamespace, o.Controllers.NodeGracePeriod
 		if err := o.Hub.Validate(); err != nil {

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +79,10 @@ type Config struct {
 	// (SimPullTime) throughout.
 	Cuts, EngineRestarts, Kills, Stalls int
 	SimPullTime                         time.Duration
+	// HubKills SIGKILL one of the two edge hub replicas every device
+	// reaches (the real agent through its link), starting it again a
+	// moment later.
+	HubKills int
 	// BadImages of the changes, spread over the run, also give a
 	// simulated service an image whose containers fail to start. Every
 	// service rolls out in waves (a canary first, then one node at a
@@ -95,7 +98,7 @@ type Config struct {
 
 // Result is what a run found.
 type Result struct {
-	Changes, Cuts, EngineRestarts, AgentKills, Stalls int
+	Changes, Cuts, EngineRestarts, AgentKills, Stalls, HubKills int
 	// BadImages are the changes to a failing image; Rollbacks the
 	// rollbacks the manager made (its RolledBack events).
 	BadImages, Rollbacks int
@@ -106,6 +109,10 @@ type Result struct {
 	// rollbacks) that no record holds, and real containers not running
 	// their service's last change.
 	Duplicates, Orphans, LostChanges int
+	// Offline are the nodes the manager declared offline during the
+	// faults: every fault is shorter than the grace period, and a device
+	// whose hub replica dies moves to the other.
+	Offline int
 	// Converge is the time from the end of the last fault until every
 	// instance succeeded at its service's newest revision.
 	Converge time.Duration
@@ -113,12 +120,12 @@ type Result struct {
 
 // Line is the one-line summary a run prints last.
 func (r Result) Line() string {
-	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d pull_stalls=%d bad_images=%d rollbacks=%d duplicates=%d orphans=%d lost_changes=%d converge_s=%.1f",
-		r.Cuts, r.EngineRestarts, r.AgentKills, r.Stalls, r.BadImages, r.Rollbacks, r.Duplicates, r.Orphans, r.LostChanges, r.Converge.Seconds())
+	return fmt.Sprintf("edge-chaos: cuts=%d engine_restarts=%d agent_kills=%d pull_stalls=%d hub_kills=%d bad_images=%d rollbacks=%d duplicates=%d orphans=%d lost_changes=%d offline=%d converge_s=%.1f",
+		r.Cuts, r.EngineRestarts, r.AgentKills, r.Stalls, r.HubKills, r.BadImages, r.Rollbacks, r.Duplicates, r.Orphans, r.LostChanges, r.Offline, r.Converge.Seconds())
 }
 
 // Failed says whether the run found anything duplicated, orphaned or lost.
-func (r Result) Failed() bool { return r.Duplicates+r.Orphans+r.LostChanges > 0 }
+func (r Result) Failed() bool { return r.Duplicates+r.Orphans+r.LostChanges+r.Offline > 0 }
 
 const realNode = "edge-real-01"
 
@@ -153,7 +160,9 @@ type run struct {
 	c      client.Client
 	eng    *mobyclient.Client
 	engine *testenv.Engine
-	proxy  *testenv.Proxy
+	// proxy is the real agent's link to the hub, which the run cuts.
+	proxy *testenv.Proxy
+	hubs  *hubs
 	// registry serves the real node's image through link, which stalls.
 	registry *testregistry.Registry
 	link     *testenv.Proxy
@@ -194,11 +203,25 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return res, err
 	}
-	agentKubeconfig, err := r.proxied(restCfg, kubeconfig)
-	if err != nil {
+	// Every device joins the edge hub and talks to it alone; the real
+	// agent's link to it runs through a proxy the run cuts.
+	if r.hubs, err = r.startHubs(ctx); err != nil {
+		return res, err
+	}
+	defer r.hubs.stop()
+	if r.proxy, err = testenv.StartProxy(r.hubs.front.Addr()); err != nil {
 		return res, err
 	}
 	defer r.proxy.Close()
+	if err := r.hubs.join(ctx, realNode, nil, "https://"+r.proxy.Addr(), filepath.Join(r.dir, "state")); err != nil {
+		return res, fmt.Errorf("joining %s: %w", realNode, err)
+	}
+	for i := range cfg.SimNodes {
+		name := fmt.Sprintf("sim-linux-%02d", i+1) // as edge-agent --node-prefix sim names them
+		if err := r.hubs.join(ctx, name, map[string]string{"pool": "sim"}, r.hubs.url, filepath.Join(r.dir, "devices", name)); err != nil {
+			return res, fmt.Errorf("joining %s: %w", name, err)
+		}
+	}
 	if r.engine, err = testenv.StartEngine(cfg.Engine); err != nil {
 		return res, err
 	}
@@ -222,7 +245,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer procs.Stop(manager)
-	sim, err := procs.Start(ctx, r.dir, "sim", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
+	sim, err := procs.Start(ctx, r.dir, "sim", filepath.Join(cfg.Bin, "edge-agent"), "--hub-identities", filepath.Join(r.dir, "devices"), "--runtime", "sim",
 		"--nodes", strconv.Itoa(cfg.SimNodes), "--node-prefix", "sim", "--labels", "pool=sim", "--renew-interval", "2s",
 		"--start-delay", "200ms", "--min-report-interval", "200ms", "--metrics-interval", "30s",
 		"--slow-pulls", "^box@", "--pull-time", cfg.SimPullTime.String(), "--fail-images", "^"+badImage+"@")
@@ -230,7 +253,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer procs.Stop(sim)
-	r.agentArgs = []string{"--kubeconfig", agentKubeconfig, "--runtime", "docker", "--node-name", realNode,
+	r.agentArgs = []string{"--runtime", "docker",
 		"--runtime-endpoint", r.engine.Host, "--image-registry", "edgeplane.local", "--state-dir", filepath.Join(r.dir, "state"),
 		"--renew-interval", "2s", "--runtime-probe-interval", "1s", "--stop-timeout", "2s", "--resync-interval", "5s",
 		"--metrics-interval", "30s", "--min-report-interval", "200ms", "--image-pull-progress-deadline", stallCut.String()}
@@ -245,12 +268,20 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := r.waitConverged(ctx, "the first rollout"); err != nil {
 		return res, err
 	}
-	r.logf("%d services running (%d on the real %s node); %.0f changes/s for %s with %d link cuts, %d engine restarts, %d agent kills and %d registry stalls",
-		cfg.RealServices+cfg.SimServices, cfg.RealServices, cfg.Engine, cfg.Rate, cfg.Duration, cfg.Cuts, cfg.EngineRestarts, cfg.Kills, cfg.Stalls)
+	r.logf("%d services running (%d on the real %s node); %.0f changes/s for %s with %d link cuts, %d engine restarts, %d agent kills, %d registry stalls and %d hub replica kills",
+		cfg.RealServices+cfg.SimServices, cfg.RealServices, cfg.Engine, cfg.Rate, cfg.Duration, cfg.Cuts, cfg.EngineRestarts, cfg.Kills, cfg.Stalls, cfg.HubKills)
 
+	stormStart := time.Now().Truncate(time.Second)
 	lastFault, err := r.storm(ctx, &res)
 	if err != nil {
 		return res, err
+	}
+	offline, err := r.offline(ctx, stormStart)
+	if err != nil {
+		return res, err
+	}
+	if res.Offline = len(offline); res.Offline > 0 {
+		r.logf("nodes declared offline during the faults: %s", strings.Join(offline, "; "))
 	}
 	r.logf("%d changes made, every fault over; waiting for convergence", res.Changes)
 	if err := r.waitConverged(ctx, "convergence"); err != nil {
@@ -258,24 +289,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Converge = time.Since(lastFault)
 	return res, r.check(ctx, &res)
-}
-
-// proxied starts the proxy and writes the real agent's kubeconfig, which
-// reaches the API server through it.
-func (r *run) proxied(cfg *rest.Config, kubeconfig string) (string, error) {
-	u, err := url.Parse(cfg.Host)
-	if err != nil {
-		return "", err
-	}
-	if r.proxy, err = testenv.StartProxy(u.Host); err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile(kubeconfig)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(r.dir, "agent.kubeconfig")
-	return path, os.WriteFile(path, []byte(strings.ReplaceAll(string(data), u.Host, r.proxy.Addr())), 0o600)
 }
 
 func (r *run) waitConverged(ctx context.Context, what string) error {
@@ -432,6 +445,18 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 			r.link.SetRate(0)
 			counts.Lock()
 			res.Stalls++
+			counts.Unlock()
+			return nil
+		}},
+		{moments(r.cfg.HubKills), func() error {
+			counts.Lock()
+			i := res.HubKills % len(r.hubs.addrs)
+			counts.Unlock()
+			if err := r.hubs.kill(ctx, i, hold(time.Second, 3*time.Second)); err != nil {
+				return err
+			}
+			counts.Lock()
+			res.HubKills++
 			counts.Unlock()
 			return nil
 		}},

@@ -11,6 +11,11 @@ app.kubernetes.io/name: edgeplane
 app.kubernetes.io/component: manager
 {{- end -}}
 
+{{- define "edgeplane.hubSelector" -}}
+app.kubernetes.io/name: edgeplane
+app.kubernetes.io/component: hub
+{{- end -}}
+
 {{- define "edgeplane.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}

@@ -31,11 +31,14 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // hostile is a string a page would run if it ever took it for HTML.
@@ -571,6 +574,66 @@ var _ = Describe("The console", Ordered, func() {
 		Expect(tiny.Spec.Nodes).To(Equal([]string{"edge-linux-01"}))
 		click(`form.deploy .result a`)
 		Eventually(func() string { return text(`.live dl.facts`) }).Should(ContainSubstring("tiny@1.0#linux"))
+	})
+
+	It("adds a node from the Nodes view and shows the command that joins its device, and a new token on the node's page", func() {
+		// The hub's info, as a running hub publishes it.
+		Expect(sys.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-system"}})).To(Succeed())
+		ca, err := testenv.NewCA("edge hub")
+		Expect(err).NotTo(HaveOccurred())
+		info := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "edgeplane-system", Name: hubapi.InfoConfigMap},
+			Data: map[string]string{hubapi.InfoServer: "https://hub.example:8443", hubapi.InfoCACert: string(ca.PEM)}}
+		Expect(sys.Client.Create(ctx, info)).To(Succeed())
+		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, info)).To(Succeed()) })
+
+		open("#/nodes?name=edge-added")
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('form[data-form=add-node]')`) }).Should(BeTrue())
+		expectRefusals(sys.Base, "400", "/api/v1/node")
+		submit(`form[data-form=add-node]`, "name", "edge-added-05", "address", "nowhere")
+		Eventually(func() string {
+			return eval[string](`document.querySelector('form[data-form=add-node] .field-error[data-field=address]').textContent`)
+		}).Should(ContainSubstring("host:port"))
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Name: "edge-added-05"}, &edgev1alpha1.EdgeNode{})).NotTo(Succeed())
+
+		submit(`form[data-form=add-node]`, "name", "edge-added-05", "address", "10.0.0.5:7200", "type", "linux", "arch", "arm64", "labels", "site=plant-a,line=3", "ttl", "30")
+		command := func() string {
+			return eval[string](`document.querySelector('[data-join=add-node] input.join-command')?.value || ''`)
+		}
+		Eventually(command).Should(HavePrefix("edge-agent join --hub "))
+		Expect(command()).To(MatchRegexp(`^edge-agent join --hub https://hub\.example:8443 --token [a-z0-9]{6}\.[a-z0-9]{16} --ca-cert-hash sha256:[0-9a-f]{64}$`))
+		Expect(text(`[data-join=add-node]`)).To(ContainSubstring("The token joins the node once, until"))
+		Expect(eval[bool](`document.querySelector('[data-join=add-node] input.join-command').readOnly`)).To(BeTrue())
+		node := &edgev1alpha1.EdgeNode{}
+		Expect(sys.Client.Get(ctx, client.ObjectKey{Name: "edge-added-05"}, node)).To(Succeed())
+		Expect(node.Labels).To(Equal(map[string]string{"site": "plant-a", "line": "3"}))
+		// The node appears in the list, the command stays on screen.
+		Eventually(func() string { return text(`.live table`) }).Should(ContainSubstring("edge-added-05"))
+		Expect(command()).To(HavePrefix("edge-agent join --hub "))
+		// Copy: the clipboard when the browser grants it, else the text is
+		// selected for the person to copy.
+		Expect(chromedp.Do(bounded(), chromedp.Click(chromedp.CSS(`[data-join=add-node] button.copy`)))).To(Succeed())
+		Eventually(func() string { return text(`[data-join=add-node] .copy-said`) }).Should(Or(Equal("Copied."), HavePrefix("Selected")))
+		screenshot("node-add")
+
+		// A name taken is the envelope's 409, beside the name.
+		expectRefusals(sys.Base, "409", "/api/v1/node")
+		submit(`form[data-form=add-node]`, "name", "edge-added-05", "address", "10.0.0.5:7200")
+		Eventually(func() string {
+			return eval[string](`document.querySelector('form[data-form=add-node] .field-error[data-field=name]').textContent`)
+		}).Should(ContainSubstring("is taken"))
+
+		// A new token on the node's page.
+		click(`.live table a[href^="#/node/` + string(node.UID) + `"]`)
+		Eventually(func() bool { return eval[bool](`!!document.querySelector('form[data-form=new-token]')`) }).Should(BeTrue())
+		submit(`form[data-form=new-token]`, "ttl", "15")
+		tokenCommand := func() string {
+			return eval[string](`document.querySelector('[data-join^=token-] input.join-command')?.value || ''`)
+		}
+		Eventually(tokenCommand).Should(HavePrefix("edge-agent join --hub https://hub.example:8443 --token "))
+		Expect(tokenCommand()).NotTo(Equal(command()))
+		secrets := &corev1.SecretList{}
+		Expect(sys.Client.List(ctx, secrets, client.InNamespace("edgeplane-system"), client.MatchingLabels{hubapi.LabelJoinNode: "edge-added-05"})).To(Succeed())
+		Expect(secrets.Items).To(HaveLen(2))
 	})
 
 	It("is served with a policy that allows no inline script and no framing", func() {

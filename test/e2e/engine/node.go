@@ -25,6 +25,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,7 +62,7 @@ func Start() {
 	}
 	o := controllers.DefaultOptions()
 	o.NodeGracePeriod, o.DeletionTimeout = 5*time.Second, 30*time.Second
-	ctx, sys = e2e.StartSuite(o)
+	ctx, sys = e2e.StartHubSuite(o)
 }
 
 // Cleanup removes what the suite built: its AfterSuite.
@@ -83,8 +84,9 @@ type node struct {
 	// engine, each the start of a pass that converges.
 	stopAgent func()
 	lists     *atomic.Int32
-	// The agent reaches the API server through proxy, which a test can
-	// cut, and keeps its state file in stateDir across restarts.
+	// The agent joined the edge hub and reaches it through proxy, which a
+	// test can cut; it keeps its state file and its hub identity in
+	// stateDir across restarts.
 	proxy    *testenv.Proxy
 	cfg      *rest.Config
 	stateDir string
@@ -98,10 +100,16 @@ func (n *node) start() {
 	Expect(err).NotTo(HaveOccurred(), "this suite needs a real container engine; set %s=1 to skip it", testenv.SkipEngineVar)
 	n.eng, err = client.New(client.WithHost(n.engine.Host))
 	Expect(err).NotTo(HaveOccurred())
-	n.cfg, n.proxy, err = testenv.ProxyConfig(sys.Cfg)
+	hub, err := url.Parse(sys.HubURL)
+	Expect(err).NotTo(HaveOccurred())
+	n.proxy, err = testenv.StartProxy(hub.Host)
 	Expect(err).NotTo(HaveOccurred())
 	n.stateDir, err = os.MkdirTemp("", "edgeplane-agent-state.")
 	Expect(err).NotTo(HaveOccurred())
+	id := sys.Join(ctx, n.name, nil, filepath.Join(n.stateDir, "hub"))
+	n.cfg, err = id.RESTConfig()
+	Expect(err).NotTo(HaveOccurred())
+	n.cfg.Host = "https://" + n.proxy.Addr() // the hub's certificate names 127.0.0.1
 	n.startAgent()
 }
 
@@ -122,11 +130,12 @@ func (n *node) stop() {
 
 // agentProcess starts the edge-agent binary for the node, as the systemd
 // unit does, with the same flags as startAgent's: a process the test can
-// SIGKILL.
+// SIGKILL. It runs as the node the device joined, whose identity is in
+// its state directory, reaching the hub at the address it joined.
 func (n *node) agentProcess() *exec.Cmd {
 	GinkgoHelper()
-	bin, kubeconfig := agentBinary()
-	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--runtime", "docker", "--node-name", n.name,
+	bin := agentBinary()
+	cmd := exec.CommandContext(ctx, bin, "--runtime", "docker",
 		"--runtime-endpoint", n.engine.Host, "--image-registry", "edgeplane.local", "--state-dir", n.stateDir,
 		"--renew-interval", "1s", "--metrics-interval", "1s", "--tick", "100ms", "--resync-interval", "5s", "--stop-timeout", "2s",
 		"--runtime-probe-interval", "1s", "--image-pull-progress-deadline", pullDeadline.String())
@@ -152,9 +161,8 @@ var slowPull = func() time.Duration {
 // agentDir holds the agent binary, removed after the suite.
 var agentDir string
 
-// agentBinary builds cmd/edge-agent once and writes a kubeconfig of the
-// control plane for it.
-var agentBinary = sync.OnceValues(func() (string, string) {
+// agentBinary builds cmd/edge-agent once.
+var agentBinary = sync.OnceValue(func() string {
 	dir, err := os.MkdirTemp("", "edgeplane-engine-agent.")
 	Expect(err).NotTo(HaveOccurred())
 	agentDir = dir
@@ -162,9 +170,7 @@ var agentBinary = sync.OnceValues(func() (string, string) {
 	build.Dir = testenv.RepoRoot()
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "building the agent: %s", out)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	Expect(testenv.WriteKubeconfig(sys.Env, kubeconfig)).To(Succeed())
-	return filepath.Join(dir, "edge-agent"), kubeconfig
+	return filepath.Join(dir, "edge-agent")
 })
 
 // startAgent runs an edge agent with the Docker Engine API runtime for the

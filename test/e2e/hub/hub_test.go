@@ -32,12 +32,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
 	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 var _ = Describe("Joining a device", func() {
@@ -264,16 +264,7 @@ func call(hc *http.Client, method, path, body string) (int, string) {
 // counter reads a counter of the process's metrics registry.
 func counter(name string) float64 {
 	GinkgoHelper()
-	families, err := ctrlmetrics.Registry.Gather()
+	v, err := testenv.Counter(name)
 	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() == name {
-			sum := 0.0
-			for _, m := range f.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-			return sum
-		}
-	}
-	return 0
+	return v
 }

@@ -31,7 +31,8 @@ import (
 	"time"
 )
 
-// Start runs a binary with its output in dir/name.log.
+// Start runs a binary with its output in dir/name.log, until ctx ends or
+// the caller exits.
 func Start(ctx context.Context, dir, name, path string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
@@ -39,6 +40,11 @@ func Start(ctx context.Context, dir, name, path string, args ...string) (*exec.C
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	// Killed with its caller: a run killed itself (SIGKILL, which no
+	// deferred Stop sees) leaves none of its processes behind. The signal
+	// follows the OS thread that started the process; Go ends a thread
+	// only when a goroutine locked to it returns, which nothing here does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -172,4 +178,32 @@ func WaitFor(ctx context.Context, what string, interval time.Duration, done func
 		case <-time.After(interval):
 		}
 	}
+}
+
+// MachineCPU is the CPU time all the machine's cores have spent busy
+// (not idle, not waiting on I/O) since boot, from /proc/stat: what the
+// processes of a run used is that, less what others used meanwhile.
+func MachineCPU() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, errors.New("no cpu line in /proc/stat")
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		// idle and iowait; guest times are already in user and nice.
+		if i == 3 || i == 4 || i >= 8 {
+			continue
+		}
+		busy += n
+	}
+	return time.Duration(busy) * 10 * time.Millisecond, nil
 }

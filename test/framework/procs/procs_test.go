@@ -88,3 +88,17 @@ func TestPause(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMachineCPU(t *testing.T) {
+	before, err := MachineCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spin a little so that the machine is busy for some ticks at least.
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	after, err := MachineCPU()
+	if err != nil || before <= 0 || after < before {
+		t.Errorf("machine CPU %v then %v, %v", before, after, err)
+	}
+}

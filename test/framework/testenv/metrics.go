@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"strconv"
 	"strings"
 
@@ -90,4 +91,24 @@ func Scrape(ctx context.Context, hc *http.Client, url string) (map[string]float6
 		}
 	}
 	return out, sc.Err()
+}
+
+// Counter sums a counter of this process's controller-runtime metrics
+// registry (a manager a suite runs in process registers there): 0 when
+// there is none yet.
+func Counter(name string) (float64, error) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			sum := 0.0
+			for _, m := range f.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+			return sum, nil
+		}
+	}
+	return 0, nil
 }

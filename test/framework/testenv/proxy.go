@@ -21,6 +21,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,10 +35,15 @@ import (
 type Proxy struct {
 	l      net.Listener
 	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
+	// targets, when set, are several servers (replicas behind one
+	// Service): each new connection goes to the next of them in turn that
+	// accepts it; next is the turn.
+	targets []string
+	next    int
+	mu      sync.Mutex
+	cut     bool
+	conns   map[net.Conn]bool
+	wg      sync.WaitGroup
 	// rate is the bytes per second the server's side may send: 0 without
 	// bound, below 0 none; rateChanged wakes the copies waiting on it.
 	rate        int64
@@ -54,6 +60,30 @@ func StartProxy(target string) (*Proxy, error) {
 	p.rateChanged = sync.NewCond(&p.mu)
 	p.wg.Go(p.serve)
 	return p, nil
+}
+
+// StartBalancer forwards a loopback port to several targets (host:port),
+// as a Service's load balancer spreads connections over its replicas:
+// new connections go round-robin to the targets, and one that refuses a
+// connection (a replica killed) is passed over for the next.
+func StartBalancer(targets ...string) (*Proxy, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("a balancer needs a target")
+	}
+	p, err := StartProxy(targets[0])
+	if err != nil {
+		return nil, err
+	}
+	p.SetTargets(targets...)
+	return p, nil
+}
+
+// SetTargets spreads new connections over targets, round-robin, passing
+// over those that refuse; open connections stay.
+func (p *Proxy) SetTargets(targets ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.targets = append([]string(nil), targets...)
 }
 
 // ProxyConfig is cfg reaching its API server through a new Proxy.
@@ -96,11 +126,12 @@ func (p *Proxy) SetRate(bytesPerSecond int64) {
 }
 
 // SetTarget sends new connections to target, as a Service's load
-// balancer does once the backend it chose is gone; open ones stay.
+// balancer does once the backend it chose is gone; open ones stay. It
+// replaces the targets of SetTargets.
 func (p *Proxy) SetTarget(target string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.target = target
+	p.target, p.targets = target, nil
 }
 
 // Restore lets connections through again.
@@ -132,10 +163,7 @@ func (p *Proxy) serve() {
 
 // forward copies both ways until either side closes or the link is cut.
 func (p *Proxy) forward(in net.Conn) {
-	p.mu.Lock()
-	target := p.target
-	p.mu.Unlock()
-	out, err := net.Dial("tcp", target)
+	out, err := p.dial()
 	if err != nil {
 		_ = in.Close()
 		return
@@ -148,7 +176,11 @@ func (p *Proxy) forward(in net.Conn) {
 	defer p.untrack(in, out)
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		// Read and Write, not the TCP connections' splice(2): a splice
+		// waiting for data holds a pipe (two descriptors) besides the
+		// sockets, and a proxy of thousands of idle connections (a fleet's
+		// behind a balancer) ran out of descriptors.
+		_, _ = io.Copy(struct{ io.Writer }{dst}, struct{ io.Reader }{src})
 		_ = dst.Close()
 		_ = src.Close()
 		done <- struct{}{}
@@ -162,6 +194,28 @@ func (p *Proxy) forward(in net.Conn) {
 	}()
 	<-done
 	<-done
+}
+
+// dial connects to the target, or to the next of the targets in turn
+// that accepts.
+func (p *Proxy) dial() (net.Conn, error) {
+	p.mu.Lock()
+	targets := []string{p.target}
+	if n := len(p.targets); n > 0 {
+		first := p.next % n
+		p.next++
+		targets = append(slices.Clone(p.targets[first:]), p.targets[:first]...)
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, t := range targets {
+		out, err := net.DialTimeout("tcp", t, 5*time.Second)
+		if err == nil {
+			return out, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // throttled copies what the server sends, a tenth of a second's worth of
