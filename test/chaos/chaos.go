@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -167,7 +168,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--kubeconfig", kubeconfig, "--runtime", "sim",
+	// The devices join an edge hub replica and talk to it alone.
+	hub, err := hubs.Start(ctx, c, filepath.Join(cfg.Bin, "manager"), dir, kubeconfig, 1)
+	if err != nil {
+		return res, err
+	}
+	defer hub.Stop()
+	for i := range cfg.Nodes {
+		name := fmt.Sprintf("edge-linux-%02d", i+1) // as edge-agent --types linux names them
+		if err := hub.Join(ctx, name, nil, hub.URL, filepath.Join(dir, "devices", name)); err != nil {
+			return res, fmt.Errorf("joining %s: %w", name, err)
+		}
+	}
+	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--hub-identities", filepath.Join(dir, "devices"), "--runtime", "sim",
 		"--nodes", strconv.Itoa(cfg.Nodes), "--types", "linux", "--renew-interval", "1s", "--metrics-interval", "60s",
 		"--tick", "200ms", "--start-delay", "100ms", "--min-report-interval", "200ms")
 	if err != nil {

@@ -54,6 +54,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/testregistry"
@@ -162,7 +163,7 @@ type run struct {
 	engine *testenv.Engine
 	// proxy is the real agent's link to the hub, which the run cuts.
 	proxy *testenv.Proxy
-	hubs  *hubs
+	hubs  *hubs.Hubs
 	// registry serves the real node's image through link, which stalls.
 	registry *testregistry.Registry
 	link     *testenv.Proxy
@@ -205,20 +206,20 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	// Every device joins the edge hub and talks to it alone; the real
 	// agent's link to it runs through a proxy the run cuts.
-	if r.hubs, err = r.startHubs(ctx); err != nil {
+	if r.hubs, err = hubs.Start(ctx, c, filepath.Join(cfg.Bin, "manager"), r.dir, kubeconfig, 2); err != nil {
 		return res, err
 	}
-	defer r.hubs.stop()
-	if r.proxy, err = testenv.StartProxy(r.hubs.front.Addr()); err != nil {
+	defer r.hubs.Stop()
+	if r.proxy, err = testenv.StartProxy(r.hubs.Front.Addr()); err != nil {
 		return res, err
 	}
 	defer r.proxy.Close()
-	if err := r.hubs.join(ctx, realNode, nil, "https://"+r.proxy.Addr(), filepath.Join(r.dir, "state")); err != nil {
+	if err := r.hubs.Join(ctx, realNode, nil, "https://"+r.proxy.Addr(), filepath.Join(r.dir, "state")); err != nil {
 		return res, fmt.Errorf("joining %s: %w", realNode, err)
 	}
 	for i := range cfg.SimNodes {
 		name := fmt.Sprintf("sim-linux-%02d", i+1) // as edge-agent --node-prefix sim names them
-		if err := r.hubs.join(ctx, name, map[string]string{"pool": "sim"}, r.hubs.url, filepath.Join(r.dir, "devices", name)); err != nil {
+		if err := r.hubs.Join(ctx, name, map[string]string{"pool": "sim"}, r.hubs.URL, filepath.Join(r.dir, "devices", name)); err != nil {
 			return res, fmt.Errorf("joining %s: %w", name, err)
 		}
 	}
@@ -450,9 +451,9 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 		}},
 		{moments(r.cfg.HubKills), func() error {
 			counts.Lock()
-			i := res.HubKills % len(r.hubs.addrs)
+			i := res.HubKills % len(r.hubs.Addrs)
 			counts.Unlock()
-			if err := r.hubs.kill(ctx, i, hold(time.Second, 3*time.Second)); err != nil {
+			if err := r.hubs.Kill(ctx, i, hold(time.Second, 3*time.Second)); err != nil {
 				return err
 			}
 			counts.Lock()
