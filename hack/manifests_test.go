@@ -78,7 +78,7 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		"Service": 5, "APIService": 1, "PodDisruptionBudget": 2, "NetworkPolicy": 4,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 		// The manager's requests in workload-high.
-		"FlowSchema": 1,
+		"FlowSchema": 2,
 	} {
 		if kinds[kind] != n {
 			t.Errorf("config/default renders %d %s, want %d", kinds[kind], kind, n)

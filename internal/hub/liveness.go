@@ -18,7 +18,6 @@ package hub
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -41,11 +40,15 @@ import (
 // and is released when it stops for the grace period. The replica's own
 // Lease, renewed every renewInterval, is what keeps all its nodes alive.
 type liveness struct {
-	identity        string // this replica's Lease
-	namespace       string // the node Lease namespace
-	grace, renew    time.Duration
-	c               client.Client
-	r               client.Reader
+	identity     string // this replica's Lease
+	namespace    string // the node Lease namespace
+	grace, renew time.Duration
+	c            client.Client
+	r            client.Reader
+	// own renews the replica's own Lease, reading it past the cache, with
+	// a rate limit of its own: forwarded reports that fill the hub's
+	// client never delay the renewal its nodes' liveness hangs on.
+	own             client.Client
 	clock           clock.WithTicker
 	log             logr.Logger
 	metrics         *metrics
@@ -56,9 +59,9 @@ type liveness struct {
 	staleReplicaAge time.Duration
 }
 
-func newLiveness(identity, namespace string, grace, renew time.Duration, c client.Client, r client.Reader, clk clock.WithTicker, log logr.Logger, m *metrics) *liveness {
+func newLiveness(identity, namespace string, grace, renew time.Duration, c client.Client, r client.Reader, own client.Client, clk clock.WithTicker, log logr.Logger, m *metrics) *liveness {
 	return &liveness{
-		identity: identity, namespace: namespace, grace: grace, renew: renew, c: c, r: r, clock: clk, log: log, metrics: m,
+		identity: identity, namespace: namespace, grace: grace, renew: renew, c: c, r: r, own: own, clock: clk, log: log, metrics: m,
 		gw: heartbeat.NewGateway(grace), beats: map[string]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "hub-transitions", Clock: clk}),
@@ -246,29 +249,24 @@ func (l *liveness) write(ctx context.Context, node string, online bool) error {
 
 // renewReplica renews the replica's own Lease, creating it first.
 func (l *liveness) renewReplica(ctx context.Context, now time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	t := metav1.NewMicroTime(now)
 	lease := &coordinationv1.Lease{}
-	err := l.r.Get(ctx, client.ObjectKey{Namespace: l.namespace, Name: l.identity}, lease)
+	err := l.own.Get(ctx, client.ObjectKey{Namespace: l.namespace, Name: l.identity}, lease)
 	if apierrors.IsNotFound(err) {
 		lease = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: l.identity, Namespace: l.namespace, Labels: map[string]string{hubapi.LabelHubReplica: "true"}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &l.identity, LeaseDurationSeconds: ptr.To(int32(l.grace / time.Second)),
 				AcquireTime: &t, RenewTime: &t},
 		}
-		err = l.c.Create(ctx, lease)
-		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("the cache has not seen the replica's Lease yet: %w", err)
-		}
-		return err
+		return l.own.Create(ctx, lease)
 	}
 	if err != nil {
 		return err
 	}
-	lease = lease.DeepCopy()
 	lease.Spec.RenewTime = &t
-	return l.c.Update(ctx, lease)
+	return l.own.Update(ctx, lease)
 }
 
 // sweepReplicas deletes the Leases of replicas gone for long: a replica's

@@ -39,6 +39,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -135,7 +136,13 @@ func New(ctx context.Context, mgr ctrl.Manager, o Options) (*Hub, error) {
 		rec: mgr.GetEventRecorder("edgeplane-hub"), log: ctrl.Log.WithName("hub"), metrics: hubMetrics, conns: newConns(),
 		joins: rate.NewLimiter(200, 400)}
 	h.relay = newRelay(h.metrics)
-	h.live = newLiveness(o.Identity, o.LeaseNamespace, o.GracePeriod, o.RenewInterval, h.c, h.cache, o.Clock, h.log, h.metrics)
+	ownCfg := rest.CopyConfig(mgr.GetConfig())
+	ownCfg.QPS, ownCfg.Burst = 5, 10
+	own, err := client.New(ownCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, err
+	}
+	h.live = newLiveness(o.Identity, o.LeaseNamespace, o.GracePeriod, o.RenewInterval, h.c, h.cache, own, o.Clock, h.log, h.metrics)
 	assignments, err := mgr.GetCache().GetInformer(ctx, &edgev1alpha1.NodeAssignment{})
 	if err != nil {
 		return nil, err
