@@ -64,7 +64,7 @@ func loadAuthority(ctx context.Context, c client.Client, r client.Reader, namesp
 		if merr != nil {
 			return nil, merr
 		}
-		err = c.Create(ctx, made)
+		err = c.Create(ctx, made, fieldOwner)
 		if apierrors.IsAlreadyExists(err) {
 			err = r.Get(ctx, key, s)
 		} else {

@@ -121,7 +121,7 @@ func (h *Hub) admit(ctx context.Context, req hubapi.JoinRequest) (*admitted, str
 			}
 			return nil, "", &hubapi.JoinRefusal{Reason: "Unavailable", Message: "the hub cannot read the node now; try again: " + err.Error()}
 		}
-		err = h.c.Update(ctx, hubapi.MarkUsed(s, now))
+		err = h.c.Update(ctx, hubapi.MarkUsed(s, now), fieldOwner)
 		if apierrors.IsConflict(err) && attempt < 3 {
 			continue // read again: used by another device, or edited
 		}

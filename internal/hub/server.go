@@ -50,6 +50,11 @@ import (
 	"github.com/edgeplane/edgeplane/internal/hubapi"
 )
 
+// fieldOwner is the field manager of the hub's own writes, so that the
+// audit log and managedFields tell them from the manager's; a node's
+// report is written as the agent's (agentFieldManager).
+var fieldOwner = client.FieldOwner("edgeplane-hub")
+
 // Options configure the hub.
 type Options struct {
 	// BindAddress is where the hub listens (TLS); empty or 0: no hub.
@@ -261,7 +266,7 @@ func (h *Hub) publish(ctx context.Context) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: h.o.Namespace, Name: hubapi.InfoConfigMap}, Data: want}
-		err = h.c.Create(ctx, cm)
+		err = h.c.Create(ctx, cm, fieldOwner)
 		if apierrors.IsAlreadyExists(err) {
 			return h.publish(ctx)
 		}
@@ -273,7 +278,7 @@ func (h *Hub) publish(ctx context.Context) error {
 	}
 	cm = cm.DeepCopy()
 	cm.Data = want
-	return h.c.Update(ctx, cm)
+	return h.c.Update(ctx, cm, fieldOwner)
 }
 
 // tokenSweepEvery is how often expired join tokens are deleted, as
