@@ -18,22 +18,16 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -42,16 +36,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
 	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
-// The namespaces of a hub run: the hub's (its CA, the join tokens, its
-// info) and the nodes' Leases.
+// The nodes' Leases' namespace, as the hub's (its CA, the join tokens,
+// its info) is hubs.Namespace.
 const (
-	hubNamespace   = "edgeplane-system"
 	leaseNamespace = "edgeplane-node-lease"
 	// hubGrace is the manager's and the hubs' node grace period (their
 	// default): a hub replica's share of the fleet must be written to the
@@ -59,129 +52,58 @@ const (
 	hubGrace = 40 * time.Second
 )
 
-// hubs are the edge hub's replicas of a run, each a process of its own
+// hubRun is the edge hub's replicas of a run, each a process of its own
 // (the manager with only the hub on), behind one loopback balancer that
-// every device reaches them through, as through a Service.
-type hubs struct {
-	balancer *testenv.Proxy
-	cmds     []*exec.Cmd
-	names    []string // hub-a, hub-b...: the processes' names in the run's figures
-	metrics  []string // each replica's plain-HTTP metrics address
-	logs     []string
-	url      string // the advertised URL: the balancer's
-	caHash   string
+// every device reaches them through, as through a Service
+// (test/framework/hubs), with their metrics on plain HTTP.
+type hubRun struct {
+	*hubs.Hubs
+	names   []string // hub-a, hub-b...: the processes' names in the run's figures
+	metrics []string // each replica's plain-HTTP metrics address
 }
 
-// startHubs runs replicas hub replicas and waits until they published how
-// devices reach them.
-func startHubs(ctx context.Context, c client.Client, dir, bin, kubeconfig string, replicas int) (*hubs, error) {
-	h := &hubs{}
-	var addrs []string
-	for range replicas {
+// startHubs runs replicas hub replicas and waits until each serves.
+func startHubs(ctx context.Context, c client.Client, dir, bin, kubeconfig string, replicas int) (*hubRun, error) {
+	h := &hubRun{}
+	for i := range replicas {
 		addr, err := testenv.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		addrs = append(addrs, addr)
+		h.metrics, h.names = append(h.metrics, addr), append(h.names, "hub-"+string(rune('a'+i)))
 	}
 	var err error
-	if h.balancer, err = testenv.StartBalancer(addrs...); err != nil {
-		return nil, err
-	}
-	h.url = "https://" + h.balancer.Addr()
-	for i, addr := range addrs {
-		name := "hub-" + string(rune('a'+i))
-		metricsAddr, err := testenv.FreeAddr()
-		if err != nil {
-			h.stop()
-			return nil, err
-		}
-		// A replica's share of the fleet moving to the other is that many
-		// transitions to write within the grace period: a client rate of
-		// 500/s writes 2,500 of them in 5 s.
-		cmd, err := procs.Start(ctx, dir, name, filepath.Join(bin, "manager"), "--kubeconfig", kubeconfig, "--controllers=false", "--api-bind-address", "0",
-			"--hub-bind-address", addr, "--hub-advertise-url", h.url, "--metrics-bind-address", metricsAddr, "--metrics-secure=false",
-			"--health-probe-bind-address", "0", "--kube-api-qps", "500", "--kube-api-burst", "1000")
-		if err != nil {
-			h.stop()
-			return nil, err
-		}
-		h.cmds, h.names, h.metrics = append(h.cmds, cmd), append(h.names, name), append(h.metrics, metricsAddr)
-		h.logs = append(h.logs, filepath.Join(dir, name+".log"))
-	}
-	info := &corev1.ConfigMap{}
-	if err := procs.WaitFor(ctx, "the hub's info ConfigMap", 200*time.Millisecond, func() (bool, error) {
-		for _, cmd := range h.cmds {
-			if cmd.ProcessState != nil {
-				return false, fmt.Errorf("a hub replica exited: %s", cmd.ProcessState)
-			}
-		}
-		err := c.Get(ctx, client.ObjectKey{Namespace: hubNamespace, Name: hubapi.InfoConfigMap}, info)
-		return err == nil && info.Data[hubapi.InfoCACert] != "", client.IgnoreNotFound(err)
-	}); err != nil {
-		h.stop()
-		return nil, err
-	}
-	block, _ := pem.Decode([]byte(info.Data[hubapi.InfoCACert]))
-	if block == nil {
-		h.stop()
-		return nil, errors.New("the hub's info ConfigMap holds no CA certificate")
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
+	h.Hubs, err = hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: replicas,
+		Args: func(i int) []string {
+			return []string{"--metrics-bind-address", h.metrics[i], "--metrics-secure=false"}
+		}})
 	if err != nil {
-		h.stop()
 		return nil, err
 	}
-	h.caHash = hubapi.CAHash(ca)
-	// Every replica serving: a join spread over both must not meet one
-	// still starting.
 	if err := procs.WaitFor(ctx, "every hub replica serving", 200*time.Millisecond, func() (bool, error) {
-		for i := range h.cmds {
-			if h.identity(i) == "" {
+		for i := range h.Addrs {
+			if h.Identity(i) == "" {
 				return false, nil
 			}
 		}
 		return true, nil
 	}); err != nil {
-		h.stop()
+		h.Stop()
 		return nil, err
 	}
 	return h, nil
 }
 
-// stop stops the replicas still running and the balancer.
-func (h *hubs) stop() {
-	procs.Stop(h.cmds...)
-	if h.balancer != nil {
-		h.balancer.Close()
-	}
-}
-
 // pids adds the replicas' processes to pids.
-func (h *hubs) pids(pids map[string]int) {
-	for i, cmd := range h.cmds {
-		pids[h.names[i]] = cmd.Process.Pid
+func (h *hubRun) pids(pids map[string]int) {
+	for i, name := range h.names {
+		pids[name] = h.Pid(i)
 	}
-}
-
-var replicaInLog = regexp.MustCompile(`Edge hub serving.*"replica"\s*:\s*"([^"]+)"`)
-
-// identity is replica i's identity, its Lease's name, from its log line
-// "Edge hub serving"; empty until it logged it.
-func (h *hubs) identity(i int) string {
-	b, err := os.ReadFile(h.logs[i])
-	if err != nil {
-		return ""
-	}
-	if m := replicaInLog.FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return ""
 }
 
 // metric sums a series of the replicas' metrics (name as written, labels
 // included); replicas that do not answer (killed) count nothing.
-func (h *hubs) metric(ctx context.Context, series string) float64 {
+func (h *hubRun) metric(ctx context.Context, series string) float64 {
 	total := 0.0
 	for _, addr := range h.metrics {
 		m, err := testenv.Scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics")
@@ -194,11 +116,11 @@ func (h *hubs) metric(ctx context.Context, series string) float64 {
 
 // watches is how many nodes hold their assignment's watch open at the
 // replicas.
-func (h *hubs) watches(ctx context.Context) float64 { return h.metric(ctx, "edgeplane_hub_watches") }
+func (h *hubRun) watches(ctx context.Context) float64 { return h.metric(ctx, "edgeplane_hub_watches") }
 
 // relayed is how many assignment events the replicas wrote to the nodes'
 // watches.
-func (h *hubs) relayed(ctx context.Context) int64 {
+func (h *hubRun) relayed(ctx context.Context) int64 {
 	return int64(h.metric(ctx, "edgeplane_hub_relay_lag_seconds_count"))
 }
 
@@ -240,7 +162,7 @@ func (f joinFigures) String() string {
 // edge-agent join --run=false --state-dir ids/<node> does, 16 at a time.
 // It is timed from the first EdgeNode to the last identity saved, and
 // its writes are the API server's mutating requests meanwhile.
-func joinFleet(ctx context.Context, cfg *rest.Config, c client.Client, h *hubs, nodes []simNode, ids string) (joinFigures, error) {
+func joinFleet(ctx context.Context, cfg *rest.Config, h *hubRun, nodes []simNode, ids string) (joinFigures, error) {
 	before, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
 		return joinFigures{}, err
@@ -250,22 +172,7 @@ func joinFleet(ctx context.Context, cfg *rest.Config, c client.Client, h *hubs, 
 		n := nodes[i]
 		node := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: n.name},
 			Spec: edgev1alpha1.EdgeNodeSpec{Type: n.typ, Arch: n.arch, Address: n.address}}
-		if err := c.Create(ctx, node); err != nil {
-			return fmt.Errorf("adding node %s: %w", n.name, err)
-		}
-		t, err := hubapi.NewToken()
-		if err != nil {
-			return err
-		}
-		s := hubapi.JoinSecret(t, hubNamespace, n.name, time.Now().Add(time.Hour))
-		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: edgev1alpha1.GroupVersion.String(), Kind: "EdgeNode", Name: node.Name, UID: node.UID}}
-		if err := c.Create(ctx, s); err != nil {
-			return fmt.Errorf("the join token of %s: %w", n.name, err)
-		}
-		if _, err := hubconn.Join(ctx, hubconn.JoinOptions{Hub: h.url, Token: t.String(), CAHash: h.caHash, Node: n.name, Dir: filepath.Join(ids, n.name, "hub")}); err != nil {
-			return fmt.Errorf("joining %s: %w", n.name, err)
-		}
-		return nil
+		return h.Join(ctx, node, h.URL, filepath.Join(ids, n.name))
 	})
 	took := time.Since(began)
 	if err != nil {
@@ -289,11 +196,11 @@ func joinFleet(ctx context.Context, cfg *rest.Config, c client.Client, h *hubs, 
 // and how many nodes the manager declared offline meanwhile: an EdgeNode
 // seen offline at any moment from the kill until a grace period after
 // the last node moved (or after the kill, if later).
-func killHub(ctx context.Context, view cache.Cache, h *hubs, nodes int) (string, error) {
-	if len(h.cmds) < 2 {
+func killHub(ctx context.Context, view cache.Cache, h *hubRun, nodes int) (string, error) {
+	if len(h.Addrs) < 2 {
 		return "", errors.New("--kill-hub needs two hub replicas")
 	}
-	survivor := h.identity(1)
+	survivor := h.Identity(1)
 	moved := h.connectedAt(ctx, 0)
 	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeNode{})
 	if err != nil {
@@ -322,7 +229,7 @@ func killHub(ctx context.Context, view cache.Cache, h *hubs, nodes int) (string,
 	watching = true
 	mu.Unlock()
 	killed := time.Now()
-	if err := h.cmds[0].Process.Kill(); err != nil {
+	if err := h.Kill(0); err != nil {
 		return "", err
 	}
 	holder := hubapi.HolderPrefix + survivor
@@ -375,7 +282,7 @@ func killHub(ctx context.Context, view cache.Cache, h *hubs, nodes int) (string,
 }
 
 // connectedAt is how many nodes beat at replica i.
-func (h *hubs) connectedAt(ctx context.Context, i int) int {
+func (h *hubRun) connectedAt(ctx context.Context, i int) int {
 	m, err := testenv.Scrape(ctx, http.DefaultClient, "http://"+h.metrics[i]+"/metrics")
 	if err != nil {
 		return -1

@@ -56,6 +56,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -167,7 +168,7 @@ func run(ctx context.Context, o runOptions) error {
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
 	}
-	for _, ns := range []string{leaseNamespace, hubNamespace} {
+	for _, ns := range []string{leaseNamespace, hubs.Namespace} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return err
 		}
@@ -198,16 +199,16 @@ func run(ctx context.Context, o runOptions) error {
 	}
 	// Through the hub, the devices join first, each with a token of its
 	// own, and the simulator then plays each with the identity it got.
-	var hub *hubs
+	var hub *hubRun
 	var joined joinFigures
 	agentArgs := []string{"--kubeconfig", agentsKubeconfig, "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2 * agentQPS(nodes))}
 	if o.hub {
 		if hub, err = startHubs(ctx, c, dir, bin, hubKubeconfig, 2); err != nil {
 			return err
 		}
-		defer hub.stop()
+		defer hub.Stop()
 		ids := filepath.Join(dir, "identities")
-		if joined, err = joinFleet(ctx, cfg, c, hub, simNodes(nodes), ids); err != nil {
+		if joined, err = joinFleet(ctx, cfg, hub, simNodes(nodes), ids); err != nil {
 			return err
 		}
 		fmt.Printf("%d nodes added and joined through the hub in %v; API writes meanwhile, by verb and resource:%s\n", nodes, joined.took.Round(100*time.Millisecond), joined.writesByRequest)

@@ -18,9 +18,11 @@ package hub
 
 import (
 	"context"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // conns knows which node each connection serves, so that a revoked or
@@ -59,6 +61,20 @@ func (c *conns) note(ctx context.Context, node string) {
 		c.byNode[node] = map[net.Conn]struct{}{}
 	}
 	c.byNode[node][conn] = struct{}{}
+}
+
+// verified says whether the connection of a request already served a
+// node with cert, and cert has not expired by now: its chain was verified
+// then, and a connection keeps its certificate.
+func (c *conns) verified(ctx context.Context, cert *x509.Certificate, now time.Time) bool {
+	conn, ok := ctx.Value(connKey{}).(net.Conn)
+	if !ok || now.After(cert.NotAfter) || now.Before(cert.NotBefore) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, known := c.nodeOf[conn]
+	return known
 }
 
 // state forgets a connection once it is closed.

@@ -123,6 +123,7 @@ type Hub struct {
 	joins   *rate.Limiter
 	ca      *authority
 	caCert  atomic.Pointer[x509.Certificate] // ca's, for other goroutines
+	roots   *x509.CertPool                   // ca's, to verify nodes
 	addr    atomic.Value
 }
 
@@ -205,6 +206,8 @@ func (h *Hub) Start(ctx context.Context) error {
 	}
 	h.ca = ca
 	h.caCert.Store(ca.cert)
+	h.roots = x509.NewCertPool()
+	h.roots.AddCert(ca.cert)
 	u, _ := url.Parse(h.o.AdvertiseURL)
 	serving, err := ca.servingCertificate(append([]string{u.Hostname()}, h.o.ExtraSANs...), now, 365*24*time.Hour)
 	if err != nil {
@@ -235,7 +238,6 @@ func (h *Hub) Start(ctx context.Context) error {
 			ClientAuth: tls.RequestClientCert,
 			NextProtos: []string{"h2", "http/1.1"},
 		},
-		ErrorLog: nil,
 	}
 	h.addr.Store(l.Addr().String())
 	h.log.Info("Edge hub serving", "address", l.Addr().String(), "advertised", h.o.AdvertiseURL, "replica", h.o.Identity, "caCertHash", hubapi.CAHash(ca.cert))
@@ -357,13 +359,17 @@ func (h *Hub) authenticate(r *http.Request) (string, *authError) {
 		return "", unauth("Unauthenticated", "present the node certificate the hub issued when the device joined (edge-agent join)")
 	}
 	cert := r.TLS.PeerCertificates[0]
-	pool := x509.NewCertPool()
-	pool.AddCert(h.ca.cert)
-	inter := x509.NewCertPool()
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		inter.AddCert(c)
+	now := h.o.Clock.Now()
+	var err error
+	if !h.conns.verified(r.Context(), cert, now) {
+		// The chain is checked once per connection; its expiry, the node
+		// and its revocation at every request, below.
+		inter := x509.NewCertPool()
+		for _, c := range r.TLS.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err = cert.Verify(x509.VerifyOptions{Roots: h.roots, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	}
-	_, err := cert.Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, CurrentTime: h.o.Clock.Now(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	if err != nil {
 		var inv x509.CertificateInvalidError
 		if errors.As(err, &inv) && inv.Reason == x509.Expired {

@@ -169,15 +169,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	// The devices join an edge hub replica and talk to it alone.
-	hub, err := hubs.Start(ctx, c, filepath.Join(cfg.Bin, "manager"), dir, kubeconfig, 1)
+	hub, err := hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(cfg.Bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: 1})
 	if err != nil {
 		return res, err
 	}
 	defer hub.Stop()
 	for i := range cfg.Nodes {
 		name := fmt.Sprintf("edge-linux-%02d", i+1) // as edge-agent --types linux names them
-		if err := hub.Join(ctx, name, nil, hub.URL, filepath.Join(dir, "devices", name)); err != nil {
-			return res, fmt.Errorf("joining %s: %w", name, err)
+		if err := hub.Join(ctx, hubs.Node(name, nil), hub.URL, filepath.Join(dir, "devices", name)); err != nil {
+			return res, err
 		}
 	}
 	agent, err := procs.Start(ctx, dir, "agent", filepath.Join(cfg.Bin, "edge-agent"), "--hub-identities", filepath.Join(dir, "devices"), "--runtime", "sim",

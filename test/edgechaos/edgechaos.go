@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	// Every device joins the edge hub and talks to it alone; the real
 	// agent's link to it runs through a proxy the run cuts.
-	if r.hubs, err = hubs.Start(ctx, c, filepath.Join(cfg.Bin, "manager"), r.dir, kubeconfig, 2); err != nil {
+	if r.hubs, err = hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(cfg.Bin, "manager"), Dir: r.dir, Kubeconfig: kubeconfig, Replicas: 2}); err != nil {
 		return res, err
 	}
 	defer r.hubs.Stop()
@@ -214,13 +214,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer r.proxy.Close()
-	if err := r.hubs.Join(ctx, realNode, nil, "https://"+r.proxy.Addr(), filepath.Join(r.dir, "state")); err != nil {
-		return res, fmt.Errorf("joining %s: %w", realNode, err)
+	if err := r.hubs.Join(ctx, hubs.Node(realNode, nil), "https://"+r.proxy.Addr(), filepath.Join(r.dir, "state")); err != nil {
+		return res, err
 	}
 	for i := range cfg.SimNodes {
 		name := fmt.Sprintf("sim-linux-%02d", i+1) // as edge-agent --node-prefix sim names them
-		if err := r.hubs.Join(ctx, name, map[string]string{"pool": "sim"}, r.hubs.URL, filepath.Join(r.dir, "devices", name)); err != nil {
-			return res, fmt.Errorf("joining %s: %w", name, err)
+		if err := r.hubs.Join(ctx, hubs.Node(name, map[string]string{"pool": "sim"}), r.hubs.URL, filepath.Join(r.dir, "devices", name)); err != nil {
+			return res, err
 		}
 	}
 	if r.engine, err = testenv.StartEngine(cfg.Engine); err != nil {
@@ -453,7 +453,7 @@ func (r *run) storm(ctx context.Context, res *Result) (time.Time, error) {
 			counts.Lock()
 			i := res.HubKills % len(r.hubs.Addrs)
 			counts.Unlock()
-			if err := r.hubs.Kill(ctx, i, hold(time.Second, 3*time.Second)); err != nil {
+			if err := r.hubs.Restart(ctx, i, hold(time.Second, 3*time.Second)); err != nil {
 				return err
 			}
 			counts.Lock()

@@ -27,8 +27,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"time"
 
@@ -46,31 +48,42 @@ import (
 // Namespace holds the hub's CA, tokens and info.
 const Namespace = "edgeplane-system"
 
+// Options say which replicas to run.
+type Options struct {
+	// Bin is the manager binary; the replicas log into Dir and reach the
+	// API server with Kubeconfig.
+	Bin, Dir, Kubeconfig string
+	Replicas             int
+	// Args, when set, are more flags of replica i (its metrics address,
+	// say).
+	Args func(i int) []string
+}
+
 // Hubs are hub replicas behind a balancer. A replica can be SIGKILLed and
 // started again (a new identity, on its old port) as a fault.
 type Hubs struct {
-	c                    client.Client
-	bin, dir, kubeconfig string
+	c client.Client
+	o Options
 	// Front is the balancer; URL is the hub's URL through it, as devices
 	// reach it; Addrs are the replicas' own addresses.
-	Front *testenv.Proxy
-	URL   string
-	Addrs []string
-	hash  string
-	mu    sync.Mutex
-	cmds  []*exec.Cmd
-	runs  int
+	Front  *testenv.Proxy
+	URL    string
+	Addrs  []string
+	CAHash string
+	mu     sync.Mutex
+	cmds   []*exec.Cmd
+	logs   []string
+	runs   int
 }
 
-// Start creates the hub's namespace and starts n replicas of bin (the
-// manager binary), logging into dir, with kubeconfig; it returns once the
-// hub published its CA.
-func Start(ctx context.Context, c client.Client, bin, dir, kubeconfig string, n int) (*Hubs, error) {
+// Start creates the hub's namespace and starts the replicas; it returns
+// once every replica listens and the hub published its CA.
+func Start(ctx context.Context, c client.Client, o Options) (*Hubs, error) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); client.IgnoreAlreadyExists(err) != nil {
 		return nil, err
 	}
-	h := &Hubs{c: c, bin: bin, dir: dir, kubeconfig: kubeconfig}
-	for range n {
+	h := &Hubs{c: c, o: o}
+	for range o.Replicas {
 		addr, err := testenv.FreeAddr()
 		if err != nil {
 			return nil, err
@@ -82,7 +95,7 @@ func Start(ctx context.Context, c client.Client, bin, dir, kubeconfig string, n 
 		return nil, err
 	}
 	h.URL = "https://" + h.Front.Addr()
-	h.cmds = make([]*exec.Cmd, n)
+	h.cmds, h.logs = make([]*exec.Cmd, o.Replicas), make([]string, o.Replicas)
 	for i := range h.Addrs {
 		if err := h.start(ctx, i); err != nil {
 			h.Stop()
@@ -95,7 +108,10 @@ func Start(ctx context.Context, c client.Client, bin, dir, kubeconfig string, n 
 	// Every replica listens (it publishes its info just before), so that
 	// the first join does not meet one still starting.
 	if err := procs.WaitFor(wait, "the hub replicas listening and the hub's info", 200*time.Millisecond, func() (bool, error) {
-		for _, addr := range h.Addrs {
+		for i, addr := range h.Addrs {
+			if cmd := h.cmd(i); cmd.ProcessState != nil {
+				return false, fmt.Errorf("hub replica %d exited: %s (see %s)", i, cmd.ProcessState, h.logs[i])
+			}
 			conn, err := net.DialTimeout("tcp", addr, time.Second)
 			if err != nil {
 				return false, nil
@@ -117,7 +133,7 @@ func Start(ctx context.Context, c client.Client, bin, dir, kubeconfig string, n 
 		h.Stop()
 		return nil, err
 	}
-	h.hash = hubapi.CAHash(ca)
+	h.CAHash = hubapi.CAHash(ca)
 	return h, nil
 }
 
@@ -126,24 +142,66 @@ func (h *Hubs) start(ctx context.Context, i int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.runs++
-	cmd, err := procs.Start(ctx, h.dir, fmt.Sprintf("hub-%d-%d", i, h.runs), h.bin,
-		"--kubeconfig", h.kubeconfig, "--controllers=false", "--api-bind-address", "0",
+	name := fmt.Sprintf("hub-%d-%d", i, h.runs)
+	args := []string{"--kubeconfig", h.o.Kubeconfig, "--controllers=false", "--api-bind-address", "0",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--hub-bind-address", h.Addrs[i], "--hub-advertise-url", h.URL, "--kube-api-qps", "500", "--kube-api-burst", "1000")
+		// A replica's share of the fleet moving to the other is that many
+		// transitions to write within the grace period.
+		"--hub-bind-address", h.Addrs[i], "--hub-advertise-url", h.URL, "--kube-api-qps", "500", "--kube-api-burst", "1000"}
+	if h.o.Args != nil {
+		args = append(args, h.o.Args(i)...)
+	}
+	cmd, err := procs.Start(ctx, h.o.Dir, name, h.o.Bin, args...)
 	if err != nil {
 		return err
 	}
-	h.cmds[i] = cmd
+	h.cmds[i], h.logs[i] = cmd, filepath.Join(h.o.Dir, name+".log")
 	return nil
 }
 
-// Kill SIGKILLs replica i, as a node failure would, and starts it again
-// down later, as its Deployment does.
-func (h *Hubs) Kill(ctx context.Context, i int, down time.Duration) error {
+func (h *Hubs) cmd(i int) *exec.Cmd {
 	h.mu.Lock()
-	_ = h.cmds[i].Process.Kill()
-	_ = h.cmds[i].Wait()
+	defer h.mu.Unlock()
+	return h.cmds[i]
+}
+
+// Pid is replica i's process.
+func (h *Hubs) Pid(i int) int { return h.cmd(i).Process.Pid }
+
+var replicaInLog = regexp.MustCompile(`Edge hub serving.*"replica"\s*:\s*"([^"]+)"`)
+
+// Identity is replica i's identity, its Lease's name, from its log line
+// "Edge hub serving"; empty until it logged it.
+func (h *Hubs) Identity(i int) string {
+	h.mu.Lock()
+	log := h.logs[i]
 	h.mu.Unlock()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return ""
+	}
+	if m := replicaInLog.FindSubmatch(b); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// Kill SIGKILLs replica i, as a node failure would.
+func (h *Hubs) Kill(i int) error {
+	cmd := h.cmd(i)
+	if err := cmd.Process.Kill(); err != nil {
+		return err
+	}
+	_ = cmd.Wait()
+	return nil
+}
+
+// Restart SIGKILLs replica i and starts it again down later, as its
+// Deployment does.
+func (h *Hubs) Restart(ctx context.Context, i int, down time.Duration) error {
+	if err := h.Kill(i); err != nil {
+		return err
+	}
 	time.Sleep(down)
 	return h.start(ctx, i)
 }
@@ -160,22 +218,33 @@ func (h *Hubs) Stop() {
 	h.Front.Close()
 }
 
-// Join adds node as kubectl edge node add does and joins it into
-// dir/hub, as edge-agent join --run=false --state-dir dir does, reaching
-// the hub at hub (h.URL, or a proxy in front of it).
-func (h *Hubs) Join(ctx context.Context, node string, labels map[string]string, hub, dir string) error {
-	n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: labels},
-		Spec: edgev1alpha1.EdgeNodeSpec{Address: "127.0.0.1:7200", Type: "linux", Arch: "amd64"}}
-	if err := h.c.Create(ctx, n); err != nil {
-		return err
+// Join adds node as kubectl edge node add does (the EdgeNode, and a join
+// token owned by it) and joins a device as it into dir/hub, as edge-agent
+// join --run=false --state-dir dir does, reaching the hub at hub (h.URL,
+// or a proxy in front of it).
+func (h *Hubs) Join(ctx context.Context, node *edgev1alpha1.EdgeNode, hub, dir string) error {
+	if err := h.c.Create(ctx, node); err != nil {
+		return fmt.Errorf("adding node %s: %w", node.Name, err)
 	}
 	t, err := hubapi.NewToken()
 	if err != nil {
 		return err
 	}
-	if err := h.c.Create(ctx, hubapi.JoinSecret(t, Namespace, node, time.Now().Add(time.Hour))); err != nil {
-		return err
+	s := hubapi.JoinSecret(t, Namespace, node.Name, time.Now().Add(time.Hour))
+	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: edgev1alpha1.GroupVersion.String(), Kind: "EdgeNode", Name: node.Name, UID: node.UID}}
+	if err := h.c.Create(ctx, s); err != nil {
+		return fmt.Errorf("the join token of %s: %w", node.Name, err)
 	}
-	_, err = hubconn.Join(ctx, hubconn.JoinOptions{Hub: hub, Token: t.String(), CAHash: h.hash, Dir: filepath.Join(dir, "hub")})
-	return err
+	_, err = hubconn.Join(ctx, hubconn.JoinOptions{Hub: hub, Token: t.String(), CAHash: h.CAHash, Node: node.Name, Dir: filepath.Join(dir, "hub")})
+	if err != nil {
+		return fmt.Errorf("joining %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// Node is an EdgeNode as kubectl edge node add makes it for a simulated
+// device: linux/amd64 unless the caller says otherwise.
+func Node(name string, labels map[string]string) *edgev1alpha1.EdgeNode {
+	return &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: edgev1alpha1.EdgeNodeSpec{Address: "127.0.0.1:7200", Type: "linux", Arch: "amd64"}}
 }
