@@ -232,7 +232,25 @@ func consoleURL(hash string) string { return sys.Base + "/console/" + hash }
 // open navigates to a view and waits for its live part to be drawn.
 func open(hash string) {
 	GinkgoHelper()
-	Expect(chromedp.Do(bounded(), chromedp.Navigate(consoleURL(hash)), waitDrawn())).To(Succeed())
+	Expect(chromedp.Do(bounded(), navigate(consoleURL(hash)), waitDrawn())).To(Succeed())
+}
+
+// navigate loads url as chromedp.Navigate does, and loads it again when
+// Chromium gave up because the machine's network changed meanwhile: the
+// real-engine suites beside this one create and remove bridge interfaces,
+// and net::ERR_NETWORK_CHANGED says nothing about the console.
+func navigate(url string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var v chromedp.Void
+		var err error
+		for range 5 {
+			if v, err = chromedp.Navigate(url)(ctx, t); err == nil || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") {
+				return v, err
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return v, err
+	}
 }
 
 // bounded is the browser's context for one step: a step that waits for an
