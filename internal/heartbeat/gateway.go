@@ -64,7 +64,10 @@ func (g *Gateway) Expire(now time.Time) []string {
 		if !g.online[d.node] || g.last[d.node].Add(g.grace).After(now) {
 			continue
 		}
-		g.online[d.node] = false
+		// What it keeps is the nodes online: memory follows the fleet
+		// connected, not every node ever seen.
+		delete(g.online, d.node)
+		delete(g.last, d.node)
 		off = append(off, d.node)
 	}
 	return off
@@ -72,6 +75,15 @@ func (g *Gateway) Expire(now time.Time) []string {
 
 // Online says whether node is online.
 func (g *Gateway) Online(node string) bool { return g.online[node] }
+
+// Last is the last heartbeat of a node online.
+func (g *Gateway) Last(node string) (time.Time, bool) {
+	t, ok := g.last[node]
+	return t, ok && g.online[node]
+}
+
+// Connected is how many nodes are online.
+func (g *Gateway) Connected() int { return len(g.online) }
 
 type deadline struct {
 	at   time.Time

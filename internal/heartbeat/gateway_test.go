@@ -65,3 +65,20 @@ func TestGatewayTransitions(t *testing.T) {
 		})
 	}
 }
+
+// A node's last heartbeat and the count online follow its transitions;
+// a node gone offline is not kept.
+func TestGatewayConnected(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	g := NewGateway(40 * time.Second)
+	g.Beat("a", t0)
+	g.Beat("b", t0.Add(5*time.Second))
+	g.Beat("a", t0.Add(10*time.Second))
+	if last, ok := g.Last("a"); !ok || !last.Equal(t0.Add(10*time.Second)) || g.Connected() != 2 {
+		t.Fatalf("Last(a) = %v, %v; Connected() = %d; want %v, true; 2", last, ok, g.Connected(), t0.Add(10*time.Second))
+	}
+	g.Expire(t0.Add(46 * time.Second))
+	if _, ok := g.Last("b"); ok || g.Connected() != 1 || len(g.last) != 1 {
+		t.Fatalf("after b's grace ran out: Last(b) found %v, Connected() = %d, %d kept; want not found, 1, 1", ok, g.Connected(), len(g.last))
+	}
+}

@@ -32,11 +32,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/scheme"
@@ -244,28 +244,15 @@ func decodeBody(r *http.Request, into runtime.Object) error {
 // codecs decode what nodes send.
 var codecs = serializer.NewCodecFactory(scheme.Scheme)
 
-// Kinds the hub writes, with their API versions: the cache's objects have
-// no type meta, and client-go's decoder needs it.
-var kinds = map[string]schema.GroupVersionKind{}
-
-func init() {
-	for obj, gvk := range map[runtime.Object]schema.GroupVersionKind{
-		&edgev1alpha1.NodeAssignment{}:     edgev1alpha1.GroupVersion.WithKind("NodeAssignment"),
-		&edgev1alpha1.NodeAssignmentList{}: edgev1alpha1.GroupVersion.WithKind("NodeAssignmentList"),
-		&edgev1alpha1.EdgeNode{}:           edgev1alpha1.GroupVersion.WithKind("EdgeNode"),
-		&coordinationv1.Lease{}:            coordinationv1.SchemeGroupVersion.WithKind("Lease"),
-		&corev1.Secret{}:                   corev1.SchemeGroupVersion.WithKind("Secret"),
-	} {
-		kinds[fmt.Sprintf("%T", obj)] = gvk
-	}
-}
-
-// encode writes obj as JSON with its kind and apiVersion.
+// encode writes obj as JSON with its kind and apiVersion: the cache's
+// objects have no type meta, and client-go's decoder needs it.
 func encode(obj runtime.Object) ([]byte, error) {
-	if gvk, ok := kinds[fmt.Sprintf("%T", obj)]; ok {
-		obj = obj.DeepCopyObject()
-		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	gvk, err := apiutil.GVKForObject(obj, scheme.Scheme)
+	if err != nil {
+		return nil, err
 	}
+	obj = obj.DeepCopyObject()
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return json.Marshal(obj)
 }
 

@@ -54,7 +54,6 @@ type liveness struct {
 	metrics         *metrics
 	mu              sync.Mutex
 	gw              *heartbeat.Gateway
-	beats           map[string]time.Time
 	queue           workqueue.TypedRateLimitingInterface[string]
 	staleReplicaAge time.Duration
 }
@@ -62,7 +61,7 @@ type liveness struct {
 func newLiveness(identity, namespace string, grace, renew time.Duration, c client.Client, r client.Reader, own client.Client, clk clock.WithTicker, log logr.Logger, m *metrics) *liveness {
 	return &liveness{
 		identity: identity, namespace: namespace, grace: grace, renew: renew, c: c, r: r, own: own, clock: clk, log: log, metrics: m,
-		gw: heartbeat.NewGateway(grace), beats: map[string]time.Time{},
+		gw: heartbeat.NewGateway(grace),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "hub-transitions", Clock: clk}),
 		staleReplicaAge: time.Hour,
@@ -77,7 +76,6 @@ func (l *liveness) beat(ctx context.Context, node string) time.Time {
 	now := l.clock.Now()
 	l.mu.Lock()
 	came := l.gw.Beat(node, now)
-	l.beats[node] = now
 	l.mu.Unlock()
 	l.metrics.beats.Inc()
 	if came || !l.holds(ctx, node) {
@@ -93,19 +91,11 @@ func (l *liveness) holds(ctx context.Context, node string) bool {
 	return err == nil && ptr.Deref(lease.Spec.HolderIdentity, "") == hubapi.HolderPrefix+l.identity
 }
 
-// lastBeat is the node's last heartbeat here, if any.
+// lastBeat is the node's last heartbeat here, while it beats here.
 func (l *liveness) lastBeat(node string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t, ok := l.beats[node]
-	return t, ok
-}
-
-// forget drops a node that was deleted or revoked: it no longer beats.
-func (l *liveness) forget(node string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.beats, node)
+	return l.gw.Last(node)
 }
 
 func (l *liveness) online(node string) bool {
@@ -118,13 +108,7 @@ func (l *liveness) online(node string) bool {
 func (l *liveness) connected() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
-	for node := range l.beats {
-		if l.gw.Online(node) {
-			n++
-		}
-	}
-	return n
+	return l.gw.Connected()
 }
 
 // transitionWorkers write transitions at once. When a replica dies, its
@@ -168,9 +152,6 @@ func (l *liveness) run(ctx context.Context) {
 		}
 		l.mu.Lock()
 		off := l.gw.Expire(now)
-		for _, n := range off {
-			delete(l.beats, n)
-		}
 		l.mu.Unlock()
 		for _, n := range off {
 			l.queue.Add(n)
