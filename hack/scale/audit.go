@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -103,6 +104,11 @@ func auditWrites(path string, from, to time.Time) (map[writeKey]int, error) {
 		verb := e.Verb
 		if verb == "patch" && strings.Contains(e.RequestURI, "fieldManager=") && strings.Contains(e.RequestURI, "force=") {
 			verb = "apply"
+		}
+		if e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 {
+			// Refused, timed out or given up: counted apart from
+			// what was written.
+			verb += "→" + strconv.Itoa(e.ResponseStatus.Code)
 		}
 		out[writeKey{res, verb, manager}]++
 	}

@@ -45,6 +45,24 @@ const profileSeconds = 30
 // takeProfiles writes CPU profiles of the manager, the agent and the API
 // server, taken at once, into dir, then an execution trace of the manager.
 // A failed one is reported and skipped.
+// profileRegistration takes a CPU profile of kube-apiserver over the
+// first 60 s of the nodes' registration.
+func profileRegistration(ctx context.Context, cfg *rest.Config, dir string) {
+	apiClient, err := rest.HTTPClientFor(cfg)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	out := filepath.Join(dir, "kube-apiserver-registration.pprof")
+	if err == nil {
+		err = fetchProfile(ctx, apiClient, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/profile?seconds=60", out)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile of the registration:", err)
+		return
+	}
+	fmt.Printf("CPU profile of kube-apiserver during the registration: %s\n", out)
+}
+
 func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentURL string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "profiles:", err)

@@ -42,6 +42,10 @@ type restFigures struct {
 	// watches are the API server's open watches
 	// (apiserver_longrunning_requests{verb="WATCH"}, summed).
 	watches float64
+	// fleetWatches are those beyond the control plane's before the first
+	// node or hub replica: what the fleet adds (the replicas' informers
+	// counted in).
+	fleetWatches float64
 	// Through the hub: the replicas' resident memory summed, and their CPU
 	// in ms per node per second; zero in direct mode.
 	hubRSS        int64
@@ -65,8 +69,8 @@ func (f *restFigures) hub(pids map[string]int, names []string, start, end map[st
 
 // line is the figures at rest as one line of key=value.
 func (f restFigures) line() string {
-	return fmt.Sprintf("rest: nodes=%d window_s=%.0f rest_writes_per_s=%.2f rest_writes_per_node_min=%.4f apiserver_watches=%.0f apiserver_cpu_ms_per_node_s=%.4f apiserver_rss_mib=%d hub_rss_mib=%d hub_cpu_ms_per_node_s=%.4f others_cores=%.2f",
-		f.nodes, idleWindow.Seconds(), f.writesPerS, f.writesPerS*60/float64(f.nodes), f.watches, f.apiserverCPUPerNode, f.apiserverRSS>>20, f.hubRSS>>20, f.hubCPUPerNode, f.othersCores)
+	return fmt.Sprintf("rest: nodes=%d window_s=%.0f rest_writes_per_s=%.2f rest_writes_per_node_min=%.4f apiserver_watches=%.0f fleet_watches=%.0f apiserver_cpu_ms_per_node_s=%.4f apiserver_rss_mib=%d hub_rss_mib=%d hub_cpu_ms_per_node_s=%.4f others_cores=%.2f",
+		f.nodes, idleWindow.Seconds(), f.writesPerS, f.writesPerS*60/float64(f.nodes), f.watches, f.fleetWatches, f.apiserverCPUPerNode, f.apiserverRSS>>20, f.hubRSS>>20, f.hubCPUPerNode, f.othersCores)
 }
 
 // restCost reads the resting figures: the caller measured the writes and
@@ -117,6 +121,19 @@ func apiMetrics(ctx context.Context, cfg *rest.Config) map[string]float64 {
 // openWatches reads how many watches the API server holds open.
 func openWatches(ctx context.Context, cfg *rest.Config) float64 {
 	return sumSeries(apiMetrics(ctx, cfg), "apiserver_longrunning_requests{", `verb="WATCH"`)
+}
+
+// settledWatches waits until the API server's open watches stay the same
+// for 5 s (the manager's informers started) and returns their number.
+func settledWatches(ctx context.Context, cfg *rest.Config) float64 {
+	last, since := openWatches(ctx, cfg), time.Now()
+	for time.Since(since) < 5*time.Second && ctx.Err() == nil {
+		time.Sleep(500 * time.Millisecond)
+		if n := openWatches(ctx, cfg); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	return last
 }
 
 // terminatedWatches reads how many watches the API server has closed

@@ -168,17 +168,28 @@ func (h *Hub) forwardReport(w http.ResponseWriter, r *http.Request, node string)
 		h.refuse(w, "Forbidden", apierrors.NewForbidden(edgev1alpha1.GroupVersion.WithResource("edgenodes").GroupResource(), node, err))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), forwardTimeout)
-	defer cancel()
-	out := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}
-	h.metrics.forwarded.WithLabelValues("edgenodes/status").Inc()
-	err = h.c.Status().Patch(ctx, out, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(agentFieldManager), client.ForceOwnership)
-	h.writeObject(w, http.StatusOK, out, err)
+	f := h.reports.submit(node, body)
+	select {
+	case <-f.done:
+		out, _ := f.out.(*edgev1alpha1.EdgeNode)
+		h.writeObject(w, http.StatusOK, out, f.err)
+	case <-r.Context().Done():
+		// The agent stopped waiting; its retry joins the write.
+	}
 }
 
-// forwardTimeout bounds a forwarded write: the agent's own call is
-// bounded too, and retried.
-const forwardTimeout = 15 * time.Second
+// writeReport is the one write of a node's report: a server-side apply
+// of the agent's fields as the agent.
+func (h *Hub) writeReport(ctx context.Context, node string, body []byte) (any, error) {
+	out := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	h.metrics.forwarded.WithLabelValues("edgenodes/status").Inc()
+	err := h.c.Status().Patch(ctx, out, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(agentFieldManager), client.ForceOwnership)
+	return out, err
+}
+
+// forwardTimeout bounds a forwarded write: longer than the agent's own
+// deadline (10 s), so that the agent's retry finds it under way.
+const forwardTimeout = 20 * time.Second
 
 // agentFields says whether a report sets only what an agent owns: its
 // node's nodeInfo, bootTime, containers, their counts and the

@@ -119,6 +119,7 @@ type Hub struct {
 	metrics *metrics
 	live    *liveness
 	relay   *relay
+	reports *reports
 	conns   *conns
 	joins   *rate.Limiter
 	ca      *authority
@@ -142,6 +143,7 @@ func New(ctx context.Context, mgr ctrl.Manager, o Options) (*Hub, error) {
 		rec: mgr.GetEventRecorder("edgeplane-hub"), log: ctrl.Log.WithName("hub"), metrics: hubMetrics, conns: newConns(),
 		joins: rate.NewLimiter(200, 400)}
 	h.relay = newRelay(h.metrics)
+	h.reports = newReports(h.writeReport)
 	ownCfg := rest.CopyConfig(mgr.GetConfig())
 	ownCfg.QPS, ownCfg.Burst = 5, 10
 	own, err := client.New(ownCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
