@@ -188,6 +188,10 @@ OUT ?= dist/scale-curve
 gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=
 	go run ./hack/gatewaysim
 
+.PHONY: channel-cost
+channel-cost: ## The server's cost per device heartbeat for NODES devices (1,000), each on its own mutual-TLS connection with its own certificate, beating every 10 s, two ways one after the other: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc); the server in its own process, its CPU measured over 60 s once every device has beaten; a line per way: channel: way= nodes= beats= server_cpu_ms_per_beat= server_cpu_ms_per_node_s= server_rss_mib= server_kib_per_node= client_cpu_ms_per_beat= connect_s= errors= (errors must be 0)
+	go run ./hack/channelcost $(if $(NODES),--nodes $(NODES))
+
 .PHONY: watch-cost
 watch-cost: ## kube-apiserver's CPU per write with WATCHERS agents watching (250,1000,5000), two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name; a line per size and way: watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/watchcost --watchers $(WATCHERS)

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ const profileSeconds = 30
 // server, taken at once, into dir, then an execution trace of the manager.
 // A failed one is reported and skipped.
 // profileRegistration takes a CPU profile of kube-apiserver over the
-// first 60 s of the nodes' registration.
+// first profileSeconds of the nodes' registration.
 func profileRegistration(ctx context.Context, cfg *rest.Config, dir string) {
 	apiClient, err := rest.HTTPClientFor(cfg)
 	if err == nil {
@@ -54,7 +55,7 @@ func profileRegistration(ctx context.Context, cfg *rest.Config, dir string) {
 	}
 	out := filepath.Join(dir, "kube-apiserver-registration.pprof")
 	if err == nil {
-		err = fetchProfile(ctx, apiClient, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/profile?seconds=60", out)
+		err = fetchProfile(ctx, apiClient, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), out)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "profile of the registration:", err)
