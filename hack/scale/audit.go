@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,10 @@ func writeAuditPolicy(dir string) (map[string]string, string, error) {
 	return map[string]string{
 		"audit-policy-file": policy, "audit-log-path": log, "audit-log-format": "json",
 		"audit-log-mode": "batch", "audit-log-batch-max-wait": "1s",
+		// kube-apiserver rotates its log at 100 MB unless told otherwise,
+		// and a long run writes more: 100 GB keeps it in one file (and
+		// auditWrites reads rotated files too).
+		"audit-log-maxsize": "100000",
 	}, log, nil
 }
 
@@ -74,12 +79,27 @@ type writeKey struct{ resource, verb, manager string }
 // resource, verb and field manager (the fieldManager parameter, else the
 // user agent's program name, which is the default manager).
 func auditWrites(path string, from, to time.Time) (map[writeKey]int, error) {
+	// Rotated files (audit-<time>.log) beside it are read too.
+	files, err := filepath.Glob(strings.TrimSuffix(path, ".log") + "*.log")
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no audit log at %s", path)
+	}
+	out := map[writeKey]int{}
+	for _, name := range files {
+		if err := countWrites(name, from, to, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// countWrites adds the writes of one audit log file in [from, to) to out.
+func countWrites(path string, from, to time.Time, out map[writeKey]int) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = f.Close() }()
-	out := map[writeKey]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -112,7 +132,7 @@ func auditWrites(path string, from, to time.Time) (map[writeKey]int, error) {
 		}
 		out[writeKey{res, verb, manager}]++
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // breakdown formats the counts, most first, with per-instance figures.
