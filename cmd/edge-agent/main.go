@@ -154,6 +154,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&slowPulls, "slow-pulls", "", "sim: regular expression: images of matching refs are absent, and a pull of one takes --pull-time.")
 	fs.DurationVar(&so.PullTime, "pull-time", so.PullTime, "sim: how long a pull of a --slow-pulls image takes.")
 	fs.StringVar(&stallPulls, "stall-pulls", "", "sim: regular expression: images of matching refs are absent, and a pull of one never makes progress.")
+	fs.DurationVar(&o.FiguresInterval, "figures-interval", o.FiguresInterval, "The least time between two reports that changed cpu, memory and size figures alone ask for; state changes are reported at once, with the latest figures.")
 	fs.DurationVar(&o.MetricsInterval, "metrics-interval", o.MetricsInterval, "How often cpu, memory and size figures are refreshed and reported; state changes are reported at once, and take figures half an interval old or more along.")
 	fs.DurationVar(&o.Tick, "tick", o.Tick, "How often each node looks at its services.")
 	fs.IntVar(&so.SystemContainers, "system-containers", so.SystemContainers, "sim: containers outside any EdgeService on each node.")

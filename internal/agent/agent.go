@@ -75,6 +75,12 @@ type Options struct {
 	// sampled and reported at least; a report of state changes samples
 	// figures half an interval old or more, to carry them along.
 	MetricsInterval time.Duration
+	// FiguresInterval is the least time between two reports that moving
+	// figures alone ask for: a fleet's figures move all the time, and a
+	// write per node at every sample is what a fleet of thousands cannot
+	// pay. A new container's first figures, and reports of state changes,
+	// are not held back; the latter take the latest figures along.
+	FiguresInterval time.Duration
 	// Tick is how often each node looks at its services and at the
 	// changes its runtime's event stream announced.
 	Tick time.Duration
@@ -123,7 +129,7 @@ const DefaultMaxParallelImagePulls = 2
 func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
-		MetricsInterval: 10 * time.Second, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
+		MetricsInterval: 10 * time.Second, FiguresInterval: 5 * time.Minute, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
 		AgentVersion: "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
 		MaxParallelImagePulls: DefaultMaxParallelImagePulls, ImagePullProgressDeadline: time.Minute,
 		MaxInstances: edgev1alpha1.DefaultMaxInstances,

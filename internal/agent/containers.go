@@ -293,11 +293,12 @@ func (cc *containerCache) running() []string {
 }
 
 // merge keeps the figures of containers that still run. It asks for a
-// report only when a container's figures moved past their thresholds
-// (figuresMoved), a container has its first, or figures have not asked for
-// one in figureRefresh: a steady node's figures cost no write every
-// interval (docs/scaling.md, option 2). A report for any other change
-// takes the latest figures along.
+// report when a container has its first figures; when a container's
+// figures moved past their thresholds (figuresMoved) and figures last
+// asked for one FiguresInterval ago or more; or when they have not asked
+// for one in figureRefresh. Moving figures cost a node at most a write
+// per FiguresInterval, steady ones none (docs/scaling.md, option 2). A
+// report for any other change takes the latest figures along.
 func (cc *containerCache) merge(stats map[string]Stats, now time.Time) {
 	cc.mu.Lock()
 	for id := range cc.stats {
@@ -305,16 +306,18 @@ func (cc *containerCache) merge(stats map[string]Stats, now time.Time) {
 			delete(cc.stats, id)
 		}
 	}
-	moved := !now.Before(cc.signalledAt.Add(figureRefresh))
+	refresh := !now.Before(cc.signalledAt.Add(figureRefresh))
+	first, moved := false, false
 	for id, st := range stats {
 		if k := cc.byID[id]; k != nil && k.c.State == edgev1alpha1.ContainerRunning {
 			cc.stats[id] = st
-			if old, ok := cc.signalled[id]; !ok || figuresMoved(old, st) {
-				moved = true
-			}
+			old, ok := cc.signalled[id]
+			first = first || !ok
+			moved = moved || ok && figuresMoved(old, st)
 		}
 	}
-	if !moved {
+	paced := now.Before(cc.signalledAt.Add(cc.s.o.FiguresInterval))
+	if !refresh && !first && (!moved || paced) {
 		cc.mu.Unlock()
 		return
 	}

@@ -120,6 +120,14 @@ func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), ser
 	return tn
 }
 
+// cpuOf is the CPU figure the newest report gives a container, -1 if none.
+func (tn *testNode) cpuOf(name string) float64 {
+	if e := tn.lastEntry(name); e != nil && e.CPU != nil {
+		return e.CPU.Total
+	}
+	return -1
+}
+
 // lastEntry is the newest report's entry of a container or instance.
 func (tn *testNode) lastEntry(name string) *edgev1alpha1.ObservedContainer {
 	tn.mu.Lock()
@@ -329,13 +337,8 @@ func TestSteadyFiguresCostNoReports(t *testing.T) {
 	rt := newFakeRuntime()
 	rt.images["app@1#linux"] = true
 	rt.setCPU(10)
-	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval = 20 * time.Millisecond }, service("app", "app@1#linux"))
-	cpuOf := func() float64 {
-		if e := tn.lastEntry("app-1"); e != nil && e.CPU != nil {
-			return e.CPU.Total
-		}
-		return -1
-	}
+	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval, o.FiguresInterval = 20*time.Millisecond, 100*time.Millisecond }, service("app", "app@1#linux"))
+	cpuOf := func() float64 { return tn.cpuOf("app-1") }
 	eventually(t, "the first figures are reported", func() bool { return cpuOf() == 10 })
 	tn.mu.Lock()
 	before := len(tn.reports)
@@ -352,4 +355,28 @@ func TestSteadyFiguresCostNoReports(t *testing.T) {
 
 	rt.setCPU(30)
 	eventually(t, "a figure past its threshold is reported", func() bool { return cpuOf() == 30 })
+}
+
+// TestFiguresArePaced: moving figures alone ask for a report at most once
+// per FiguresInterval, however far they move (TestSteadyFiguresCostNoReports
+// sees them reported once it passed).
+func TestFiguresArePaced(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.images["app@1#linux"] = true
+	rt.setCPU(10)
+	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval, o.FiguresInterval = 20*time.Millisecond, time.Hour }, service("app", "app@1#linux"))
+	cpuOf := func() float64 { return tn.cpuOf("app-1") }
+	eventually(t, "the first figures are reported", func() bool { return cpuOf() == 10 })
+	tn.mu.Lock()
+	before := len(tn.reports)
+	tn.mu.Unlock()
+
+	rt.setCPU(60) // past the threshold, sampled about 25 times
+	time.Sleep(500 * time.Millisecond)
+	tn.mu.Lock()
+	after := len(tn.reports)
+	tn.mu.Unlock()
+	if after != before || cpuOf() != 10 {
+		t.Fatalf("%d reports of figures alone within FiguresInterval (CPU shown %v)", after-before, cpuOf())
+	}
 }
