@@ -139,10 +139,13 @@ func raiseFileLimit(want int) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur >= uint64(want) {
 		return
 	}
-	l.Cur = uint64(want)
-	l.Max = max(l.Max, l.Cur)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		fmt.Fprintf(os.Stderr, "scale: %d open files wanted: %v\n", want, err)
+	raised := l
+	raised.Cur, raised.Max = uint64(want), max(l.Max, uint64(want))
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err != nil {
+		// Without CAP_SYS_RESOURCE the hard limit stays: take all of it.
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+		fmt.Fprintf(os.Stderr, "scale: %d open files wanted, %d allowed (%v): the balancer holds two per device\n", want, l.Max, err)
 	}
 }
 
