@@ -98,6 +98,7 @@ func TestAPIServer(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	testenv.CheckLeaks()
 	dir := GinkgoT().TempDir()
 	ctx, testEnv, cfg, k8sClient = testenv.StartSuite(testenv.Aggregated(dir, &frontProxyCA))
 

@@ -59,6 +59,7 @@ func TestControllers(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	testenv.CheckLeaks()
 	ctx, testEnv, cfg, k8sClient = testenv.StartSuite()
 	opts = controllers.DefaultOptions()
 	opts.NodeGracePeriod = 2 * time.Second
