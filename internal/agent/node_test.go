@@ -334,49 +334,45 @@ func TestHealthProbe(t *testing.T) {
 // TestSteadyFiguresCostNoReports: figures sampled every interval are
 // reported when they move past a threshold, not at every sample.
 func TestSteadyFiguresCostNoReports(t *testing.T) {
-	rt := newFakeRuntime()
-	rt.images["app@1#linux"] = true
-	rt.setCPU(10)
-	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval, o.FiguresInterval = 20*time.Millisecond, 100*time.Millisecond }, service("app", "app@1#linux"))
-	cpuOf := func() float64 { return tn.cpuOf("app-1") }
-	eventually(t, "the first figures are reported", func() bool { return cpuOf() == 10 })
-	tn.mu.Lock()
-	before := len(tn.reports)
-	tn.mu.Unlock()
-
-	rt.setCPU(12) // within the threshold, sampled about 25 times
-	time.Sleep(500 * time.Millisecond)
-	tn.mu.Lock()
-	after := len(tn.reports)
-	tn.mu.Unlock()
-	if after != before || cpuOf() != 10 {
-		t.Fatalf("%d reports for figures that barely moved (CPU shown %v)", after-before, cpuOf())
+	tn, rt := startFiguresNode(t, 100*time.Millisecond)
+	if n := tn.reportsWithCPU(rt, 12); n != 0 || tn.cpuOf("app-1") != 10 { // within the threshold
+		t.Fatalf("%d reports for figures that barely moved (CPU shown %v)", n, tn.cpuOf("app-1"))
 	}
-
 	rt.setCPU(30)
-	eventually(t, "a figure past its threshold is reported", func() bool { return cpuOf() == 30 })
+	eventually(t, "a figure past its threshold is reported", func() bool { return tn.cpuOf("app-1") == 30 })
 }
 
 // TestFiguresArePaced: moving figures alone ask for a report at most once
 // per FiguresInterval, however far they move (TestSteadyFiguresCostNoReports
 // sees them reported once it passed).
 func TestFiguresArePaced(t *testing.T) {
+	tn, rt := startFiguresNode(t, time.Hour)
+	if n := tn.reportsWithCPU(rt, 60); n != 0 || tn.cpuOf("app-1") != 10 { // past the threshold
+		t.Fatalf("%d reports of figures alone within FiguresInterval (CPU shown %v)", n, tn.cpuOf("app-1"))
+	}
+}
+
+// startFiguresNode runs a node with one container at 10 % CPU, sampled
+// every 20 ms, and waits for its first figures.
+func startFiguresNode(t *testing.T, figuresInterval time.Duration) (*testNode, *fakeRuntime) {
+	t.Helper()
 	rt := newFakeRuntime()
 	rt.images["app@1#linux"] = true
 	rt.setCPU(10)
-	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval, o.FiguresInterval = 20*time.Millisecond, time.Hour }, service("app", "app@1#linux"))
-	cpuOf := func() float64 { return tn.cpuOf("app-1") }
-	eventually(t, "the first figures are reported", func() bool { return cpuOf() == 10 })
+	tn := startTestNodeWith(t, rt, func(o *Options) { o.MetricsInterval, o.FiguresInterval = 20*time.Millisecond, figuresInterval }, service("app", "app@1#linux"))
+	eventually(t, "the first figures are reported", func() bool { return tn.cpuOf("app-1") == 10 })
+	return tn, rt
+}
+
+// reportsWithCPU sets the container's CPU and counts the reports made
+// over the next 500 ms (about 25 samples).
+func (tn *testNode) reportsWithCPU(rt *fakeRuntime, cpu float64) int {
 	tn.mu.Lock()
 	before := len(tn.reports)
 	tn.mu.Unlock()
-
-	rt.setCPU(60) // past the threshold, sampled about 25 times
+	rt.setCPU(cpu)
 	time.Sleep(500 * time.Millisecond)
 	tn.mu.Lock()
-	after := len(tn.reports)
-	tn.mu.Unlock()
-	if after != before || cpuOf() != 10 {
-		t.Fatalf("%d reports of figures alone within FiguresInterval (CPU shown %v)", after-before, cpuOf())
-	}
+	defer tn.mu.Unlock()
+	return len(tn.reports) - before
 }
