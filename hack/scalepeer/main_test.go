@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseScaleLine(t *testing.T) {
+	line := "scale: nodes=1000 instances=10000 success_s=297.5 writes_per_instance=4.66 manager_rss_mib=300 facade_p99_ms=17.6 apiserver_cpu_s=280.5 apiserver_cpu_ms_per_instance=28.05"
+	r, err := parseScaleLine(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.nodes != 1000 || r.instances != 10000 || r.successS != 297.5 || r.writesPerInstance != 4.66 || r.apiserverCPUS != 280.5 || r.cpuMsPerInstance != 28.05 || r.line != line {
+		t.Errorf("parsed %+v", r)
+	}
+	// A line without a figure the comparison needs, or with one that is
+	// not a number, is an error, not a zero.
+	for _, bad := range []string{
+		"scale: nodes=1000 instances=10000 success_s=297.5 writes_per_instance=4.66 apiserver_cpu_s=280.5",
+		"scale: nodes=1000 instances=10000 success_s=x writes_per_instance=4.66 apiserver_cpu_s=280.5 apiserver_cpu_ms_per_instance=28.05",
+		"scale: nodes=1000 instances",
+	} {
+		if _, err := parseScaleLine(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestRatios(t *testing.T) {
+	ep := result{nodes: 1000, successS: 300, cpuMsPerInstance: 28, writesPerInstance: 4.5}
+	peer := result{successS: 600, cpuMsPerInstance: 56, writesPerInstance: 9}
+	if line := compareLine(1, ep, peer); !strings.Contains(line, " time_ratio=0.500 ") || !strings.Contains(line, " cpu_ratio=0.500 ") || !strings.HasSuffix(line, " writes_ratio=0.500") {
+		t.Errorf("compare line %q", line)
+	}
+	slow := result{successS: 900, cpuMsPerInstance: 28, writesPerInstance: 4.5}
+	line := summaryLine(1000, [][2]result{{ep, peer}, {slow, peer}, {ep, slow}})
+	for _, want := range []string{"time_ratio_median=0.500 time_ratio_min=0.333 time_ratio_max=1.500", "writes_ratio_median=0.500 writes_ratio_min=0.500 writes_ratio_max=1.000"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("summary %q lacks %q", line, want)
+		}
+	}
+}
