@@ -238,7 +238,7 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Println(joined)
 		agentArgs = []string{"--hub-identities", ids}
 	}
-	registering := cpuTimes(servers)
+	registering := procs.CPUTimes(servers)
 	agentCmd, err := procs.Start(ctx, dir, "agent", filepath.Join(bin, "edge-agent"), append(agentArgs, "--runtime", "sim", "--nodes", strconv.Itoa(nodes), "--node-prefix", simPrefix,
 		"--types", simTypes, "--arches", simArches, "--renew-interval", "10s", "--metrics-interval", "60s", "--tick", "1s", "--min-report-interval", "2s",
 		"--start-delay", "1s", "--pprof-bind-address", agentPprof)...)
@@ -269,7 +269,7 @@ func run(ctx context.Context, o runOptions) error {
 	// online: the registration's cost is not only the API server's.
 	all := maps.Clone(pids)
 	maps.Copy(all, servers)
-	registeringAll := cpuTimes(all)
+	registeringAll := procs.CPUTimes(all)
 	maps.Copy(registeringAll, registering)
 	replicaURL := ""
 	if o.withReplica {
@@ -313,7 +313,7 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	online := time.Since(agentStarted)
-	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), cpuUse(registeringAll, cpuTimes(all), 0))
+	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), procs.CPUUse(registeringAll, procs.CPUTimes(all), 0))
 	if hub != nil {
 		// Every device's watch of its assignment open at a replica: the
 		// hub's share of what the agents cost.
@@ -373,14 +373,14 @@ func run(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	idleStart, machineStart := cpuTimes(pids), machineCPU()
+	idleStart, machineStart := procs.CPUTimes(pids), machineCPU()
 	time.Sleep(idleWindow)
-	idleEnd, machineEnd := cpuTimes(pids), machineCPU()
+	idleEnd, machineEnd := procs.CPUTimes(pids), machineCPU()
 	restWritesEnd, err := serverWrites(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, cpuUse(idleStart, idleEnd, idleWindow))
+	fmt.Printf("CPU at rest with %d nodes online, before any service, in %% of one core:%s\n", nodes, procs.CPUUse(idleStart, idleEnd, idleWindow))
 	rest := restCost(ctx, cfg, env, pids, nodes, idleEnd["kube-apiserver"]-idleStart["kube-apiserver"], (restWritesEnd-restWritesStart)/idleWindow.Seconds())
 	if hub != nil {
 		rest.hub(pids, hub.names, idleStart, idleEnd)
@@ -415,7 +415,7 @@ func run(ctx context.Context, o runOptions) error {
 		fmt.Println(line)
 		perChange = median
 	}
-	cpuBefore, machineBefore := cpuTimes(pids), machineCPU()
+	cpuBefore, machineBefore := procs.CPUTimes(pids), machineCPU()
 	var profiling sync.WaitGroup
 	if o.profiles != "" {
 		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, "http://"+managerPprof, "http://"+agentPprof) })
@@ -466,7 +466,7 @@ func run(ctx context.Context, o runOptions) error {
 		successS = math.NaN()
 		fmt.Printf("not converged: %d of %d services had every instance successful after %v; the figures below are of that time\n", done, services, took.Round(time.Second))
 	}
-	cpuAfter, machineAfter := cpuTimes(pids), machineCPU()
+	cpuAfter, machineAfter := procs.CPUTimes(pids), machineCPU()
 	stopSampling()
 	stopLoad()
 	profiling.Wait()
@@ -502,7 +502,7 @@ func run(ctx context.Context, o runOptions) error {
 	}
 	fmt.Printf("API reads during convergence, by verb and resource:%s\n", reads(requestsBefore, requestsAfter))
 	fmt.Printf("peak resident memory: %s\n", mem.String())
-	fmt.Printf("CPU used during convergence (%d cores give %.0f s):%s\n", goruntime.NumCPU(), float64(goruntime.NumCPU())*took.Seconds(), cpuUse(cpuBefore, cpuAfter, 0))
+	fmt.Printf("CPU used during convergence (%d cores give %.0f s):%s\n", goruntime.NumCPU(), float64(goruntime.NumCPU())*took.Seconds(), procs.CPUUse(cpuBefore, cpuAfter, 0))
 	fmt.Printf("CPU other processes on the machine used meanwhile: %.1f s, %.2f cores\n", others(cpuBefore, cpuAfter, machineBefore, machineAfter, took)*took.Seconds(), others(cpuBefore, cpuAfter, machineBefore, machineAfter, took))
 	fmt.Printf("facade latency under that load (the leader's, a read replica's if run, and a trivial handler's): %s\n", lat.String())
 	if o.withReplica {

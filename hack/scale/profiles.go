@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +36,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
 )
 
 // profileSeconds is how long each CPU profile of the run lasts.
@@ -134,37 +132,6 @@ func fetchProfile(ctx context.Context, c *http.Client, url, out string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// cpuTimes reads the CPU time each process has used so far.
-func cpuTimes(pids map[string]int) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for name, pid := range pids {
-		if d, err := procs.CPUTime(pid); err == nil {
-			out[name] = d
-		}
-	}
-	return out
-}
-
-// cpuUse prints the CPU each process used between two readings, most
-// first: in seconds, or as a share of one core over window when given.
-func cpuUse(before, after map[string]time.Duration, window time.Duration) string {
-	names := make([]string, 0, len(after))
-	for n := range after {
-		names = append(names, n)
-	}
-	used := func(n string) time.Duration { return after[n] - before[n] }
-	sort.Slice(names, func(i, j int) bool { return used(names[i]) > used(names[j]) })
-	var b strings.Builder
-	for _, n := range names {
-		if window > 0 {
-			fmt.Fprintf(&b, "\n  %-30s %5.1f %%", n, 100*used(n).Seconds()/window.Seconds())
-		} else {
-			fmt.Fprintf(&b, "\n  %-30s %6.1f s", n, used(n).Seconds())
-		}
-	}
-	return b.String()
 }
 
 // objectSizes prints the JSON size of one object of each kind the run

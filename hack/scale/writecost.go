@@ -75,7 +75,7 @@ func writeCost(ctx context.Context, c client.Client, view client.Reader, apiserv
 		return "", 0, err
 	}
 	api := map[string]int{"kube-apiserver": apiserverPID}
-	cpu := func() time.Duration { return cpuTimes(api)["kube-apiserver"] }
+	cpu := func() time.Duration { return procs.CPUTimes(api)["kube-apiserver"] }
 	restRate := func() float64 { // CPU-seconds per second
 		before := cpu()
 		time.Sleep(writeCostWindow)

@@ -20,41 +20,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
-
-	"github.com/edgeplane/edgeplane/test/framework/procs"
 )
-
-// cpuTimes reads the CPU time each process has used so far.
-func cpuTimes(pids map[string]int) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for name, pid := range pids {
-		if d, err := procs.CPUTime(pid); err == nil {
-			out[name] = d
-		}
-	}
-	return out
-}
-
-// cpuUse lists the CPU each process used between two readings, most
-// first: in seconds, or in % of one core over window when given.
-func cpuUse(before, after map[string]time.Duration, window time.Duration) string {
-	names := make([]string, 0, len(after))
-	for n := range after {
-		names = append(names, n)
-	}
-	used := func(n string) time.Duration { return after[n] - before[n] }
-	sort.Slice(names, func(i, j int) bool { return used(names[i]) > used(names[j]) })
-	var b strings.Builder
-	for _, n := range names {
-		if window > 0 {
-			fmt.Fprintf(&b, "\n  %-34s %6.1f %%", n, 100*used(n).Seconds()/window.Seconds())
-		} else {
-			fmt.Fprintf(&b, "\n  %-34s %7.1f s", n, used(n).Seconds())
-		}
-	}
-	return b.String()
-}
 
 // isWrite says whether a key of testenv.APIRequests ("PATCH pods/status")
 // is a write, as hack/scale counts them.

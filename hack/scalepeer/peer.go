@@ -195,13 +195,13 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	if err != nil {
 		return result{}, err
 	}
-	restStart := cpuTimes(pids)
+	restStart := procs.CPUTimes(pids)
 	select {
 	case <-ctx.Done():
 		return result{}, ctx.Err()
 	case <-time.After(restWindow):
 	}
-	restEnd := cpuTimes(pids)
+	restEnd := procs.CPUTimes(pids)
 	restRequestsEnd, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
 		return result{}, err
@@ -210,11 +210,11 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	restPerNode := float64(restAPI.Microseconds()) / 1000 / restWindow.Seconds() / float64(nodes)
 	fmt.Printf("plain Kubernetes: at rest with %d nodes Ready, no Deployment, %v: %.1f API writes/s (%.1f/s but Leases); CPU in %% of one core:%s\nwrites meanwhile:%s\n",
 		nodes, restWindow, writes(restRequests, restRequestsEnd, true)/restWindow.Seconds(),
-		writes(restRequests, restRequestsEnd, false)/restWindow.Seconds(), cpuUse(restStart, restEnd, restWindow),
+		writes(restRequests, restRequestsEnd, false)/restWindow.Seconds(), procs.CPUUse(restStart, restEnd, restWindow),
 		writesByRequest(restRequests, restRequestsEnd, "node", nodes, 8))
 
 	deployments, instances := 5*nodes, 10*nodes
-	cpuBefore := cpuTimes(pids)
+	cpuBefore := procs.CPUTimes(pids)
 	machineBefore, _ := procs.MachineCPU()
 	before, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
@@ -244,7 +244,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		return result{}, err
 	}
 	took := time.Since(began)
-	cpuAfter := cpuTimes(pids)
+	cpuAfter := procs.CPUTimes(pids)
 	machineAfter, _ := procs.MachineCPU()
 	after, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
@@ -252,7 +252,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	}
 
 	fmt.Printf("plain Kubernetes: %d Deployments x 2 created in %v; every pod running after %v\n", deployments, created.Round(time.Millisecond), took.Round(time.Millisecond))
-	fmt.Printf("plain Kubernetes: CPU used meanwhile:%s\n", cpuUse(cpuBefore, cpuAfter, 0))
+	fmt.Printf("plain Kubernetes: CPU used meanwhile:%s\n", procs.CPUUse(cpuBefore, cpuAfter, 0))
 	// The machine is shared: what else ran tells whether the figures
 	// can be trusted.
 	others := machineAfter - machineBefore

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +98,39 @@ func statFields(file string) ([]string, error) {
 }
 
 func statFile(pid int) string { return fmt.Sprintf("/proc/%d/stat", pid) }
+
+// CPUTimes reads the CPU time each named process has used so far; a
+// process that cannot be read is left out.
+func CPUTimes(pids map[string]int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, pid := range pids {
+		if d, err := CPUTime(pid); err == nil {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// CPUUse lists the CPU each process used between two readings of
+// CPUTimes, most first: in seconds, or in % of one core over window when
+// window is given.
+func CPUUse(before, after map[string]time.Duration, window time.Duration) string {
+	names := make([]string, 0, len(after))
+	for n := range after {
+		names = append(names, n)
+	}
+	used := func(n string) time.Duration { return after[n] - before[n] }
+	sort.Slice(names, func(i, j int) bool { return used(names[i]) > used(names[j]) })
+	var b strings.Builder
+	for _, n := range names {
+		if window > 0 {
+			fmt.Fprintf(&b, "\n  %-34s %6.1f %%", n, 100*used(n).Seconds()/window.Seconds())
+		} else {
+			fmt.Fprintf(&b, "\n  %-34s %7.1f s", n, used(n).Seconds())
+		}
+	}
+	return b.String()
+}
 
 // CPUTime is the user and system CPU time a process has used.
 func CPUTime(pid int) (time.Duration, error) {
