@@ -112,10 +112,3 @@ func (r *reports) run(node string, f *flight) {
 		r.mu.Unlock()
 	}
 }
-
-// pending is how many nodes have a write in flight.
-func (r *reports) pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.nodes)
-}

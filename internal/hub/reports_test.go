@@ -99,3 +99,10 @@ func TestReportsOfNodesAreApart(t *testing.T) {
 		t.Fatalf("writes %v, want one per node", b.written)
 	}
 }
+
+// pending is how many nodes have a write in flight or waiting.
+func (r *reports) pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.nodes)
+}
