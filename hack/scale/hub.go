@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"path/filepath"
@@ -60,11 +61,19 @@ type hubRun struct {
 	*hubs.Hubs
 	names   []string // hub-a, hub-b...: the processes' names in the run's figures
 	metrics []string // each replica's plain-HTTP metrics address
+	// balancers are the balancer's processes, when it is not in this one
+	// (more devices than one process may hold the sockets of).
+	balancers map[string]int
 }
 
-// startHubs runs replicas hub replicas and waits until each serves.
-func startHubs(ctx context.Context, c client.Client, dir, bin, kubeconfig string, replicas int) (*hubRun, error) {
-	h := &hubRun{}
+// startHubs runs replicas hub replicas for a fleet of nodes and waits
+// until each serves; self is this binary, which balancer processes run.
+func startHubs(ctx context.Context, c client.Client, dir, bin, self, kubeconfig string, replicas, nodes int, balancerApart bool) (*hubRun, error) {
+	h := &hubRun{balancers: map[string]int{}}
+	var front func([]string) (string, func(), error)
+	if n := balancerProcs(nodes, balancerApart); n > 0 {
+		front = balancers(ctx, dir, self, n, h.balancers)
+	}
 	for i := range replicas {
 		addr, err := testenv.FreeAddr()
 		if err != nil {
@@ -73,7 +82,7 @@ func startHubs(ctx context.Context, c client.Client, dir, bin, kubeconfig string
 		h.metrics, h.names = append(h.metrics, addr), append(h.names, "hub-"+string(rune('a'+i)))
 	}
 	var err error
-	h.Hubs, err = hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: replicas,
+	h.Hubs, err = hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: replicas, Front: front,
 		Args: func(i int) []string {
 			return []string{"--metrics-bind-address", h.metrics[i], "--metrics-secure=false"}
 		}})
@@ -96,6 +105,7 @@ func startHubs(ctx context.Context, c client.Client, dir, bin, kubeconfig string
 
 // pids adds the replicas' processes to pids.
 func (h *hubRun) pids(pids map[string]int) {
+	maps.Copy(pids, h.balancers)
 	for i, name := range h.names {
 		pids[name] = h.Pid(i)
 	}

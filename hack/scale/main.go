@@ -82,7 +82,10 @@ func main() {
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	flag.DurationVar(&convergeWithin, "converge-within", 0, "Stop waiting for every instance after this long and report the figures of that time, success_s NaN; 0 waits until --timeout.")
+	balance := flag.String("balance", "", "Balance the socket handed down as descriptor 3 over these hub replicas, comma-separated (the run starts itself so for fleets of more than 8,000 devices).")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
+	devicesNice := flag.Int("devices-nice", 0, "Run the simulated devices and the hub's balancer (then in a process of its own) at this nice value (1-19), so that they take only the CPU the control plane leaves, as devices and a load balancer with CPUs of their own would.")
+	facadeLoad := flag.Bool("facade-load", true, "Load the facade with readers while the services converge (false: the rollout alone, as make scale-peer compares it with plain Kubernetes, which has no such readers).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
 	console := flag.Bool("console", false, "After convergence, open the web console's overview in headless Chromium: the time to its first complete overview, and the facade requests per second one open tab costs over a minute.")
 	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its node's assignment by name, as each real agent holds (the simulator itself shares a few).")
@@ -107,19 +110,29 @@ func main() {
 		serveTrivial(*trivialHandler)
 		return
 	}
+	if *balance != "" {
+		serveBalancer(*balance)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	if killHub && !viaHub {
 		fmt.Fprintln(os.Stderr, "scale: --kill-hub needs --hub")
 		os.Exit(2)
 	}
-	raiseFileLimit(4*nodes + 4096)
+	// The simulator holds a socket per device, and so does this process
+	// while the balancer is in it (twice); processes inherit the limit.
+	want := nodes + 4096
+	if balancerProcs(nodes, *devicesNice > 0) == 0 {
+		want += 2 * nodes
+	}
+	raiseFileLimit(want)
 	// An interrupt or a termination ends the run as its deadline does:
 	// every process it started is stopped on the way out.
 	sctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithTimeout(sctx, timeout)
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
-		withReplica: withReplica, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
+		withReplica: withReplica, facadeLoad: *facadeLoad, devicesNice: *devicesNice, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
 		hub: viaHub, killHub: killHub, restOnly: restOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		cancel()
@@ -131,9 +144,10 @@ func main() {
 }
 
 // raiseFileLimit lets this process and the ones it starts hold want
-// files: the balancer holds two sockets per device, the simulator one,
-// and 10,000 devices pass a machine's usual hard limit of 20,000. Raising
-// the hard limit needs root; without it the run goes on with what it has.
+// files: the balancer holds two sockets per device, the simulator one.
+// Raising the hard limit needs CAP_SYS_RESOURCE; without it the run goes
+// on with what it has, and spreads the balancer over processes past 8,000
+// devices.
 func raiseFileLimit(want int) {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur >= uint64(want) {
@@ -145,7 +159,7 @@ func raiseFileLimit(want int) {
 		// Without CAP_SYS_RESOURCE the hard limit stays: take all of it.
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
-		fmt.Fprintf(os.Stderr, "scale: %d open files wanted, %d allowed (%v): the balancer holds two per device\n", want, l.Max, err)
+		fmt.Fprintf(os.Stderr, "scale: %d open files wanted, %d allowed (%v)\n", want, l.Max, err)
 	}
 }
 
@@ -155,9 +169,15 @@ type runOptions struct {
 	managerFlags            []string
 	bin, profiles           string
 	withReplica, agentWatch bool
-	console, wide           bool
-	writeCost               bool
-	outage, convergeWithin  time.Duration
+	// facadeLoad loads the facades (and the trivial handler) while the
+	// services converge.
+	facadeLoad bool
+	// devicesNice, when above 0, is the CPU priority of the simulated
+	// devices and the balancer.
+	devicesNice            int
+	console, wide          bool
+	writeCost              bool
+	outage, convergeWithin time.Duration
 	// hub runs the fleet through two hub replicas; killHub kills one at
 	// rest; restOnly stops after the figures at rest.
 	hub, killHub, restOnly bool
@@ -225,8 +245,14 @@ func run(ctx context.Context, o runOptions) error {
 	controlPlaneWatches := settledWatches(ctx, cfg)
 	fmt.Printf("kube-apiserver holds %.0f watches before any hub replica or node\n", controlPlaneWatches)
 	agentArgs := []string{"--kubeconfig", agentsKubeconfig, "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2 * agentQPS(nodes))}
+	// This binary serves the trivial handler and, for a fleet larger than
+	// one process's sockets, the hub's balancer.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	if o.hub {
-		if hub, err = startHubs(ctx, c, dir, bin, hubKubeconfig, 2); err != nil {
+		if hub, err = startHubs(ctx, c, dir, bin, self, hubKubeconfig, 2, nodes, o.devicesNice > 0); err != nil {
 			return err
 		}
 		defer hub.Stop()
@@ -246,16 +272,19 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	agentStarted := time.Now()
+	if o.devicesNice > 0 {
+		devices := map[string]int{"edge-agent": agentCmd.Process.Pid}
+		if hub != nil {
+			maps.Copy(devices, hub.balancers)
+		}
+		deprioritize(o.devicesNice, devices)
+	}
 	if o.profiles != "" {
 		go profileRegistration(ctx, cfg, o.profiles)
 	}
 	defer procs.Stop(agentCmd)
 	// The baseline for the facade's latency: a trivial handler in a process
 	// of its own, loaded the same way at the same time.
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	trivial, err := procs.Start(ctx, dir, "trivial", self, "--trivial-handler", trivialAddr)
 	if err != nil {
 		return err
@@ -433,7 +462,9 @@ func run(ctx context.Context, o runOptions) error {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "svc-00000"}, svc); err != nil {
 		return err
 	}
-	go lat.load(lctx, "http://"+facade, replicaURL, "http://"+trivialAddr, string(first.UID), string(svc.UID))
+	if o.facadeLoad {
+		go lat.load(lctx, "http://"+facade, replicaURL, "http://"+trivialAddr, string(first.UID), string(svc.UID))
+	}
 	// A size the machine cannot converge in reasonable time still gives
 	// its figures: after convergeWithin the run reports how far it got.
 	wctx, stopWaiting := ctx, context.CancelFunc(func() {})
@@ -543,7 +574,7 @@ func run(ctx context.Context, o runOptions) error {
 	}
 	apiCPU := cpuAfter[api] - cpuBefore[api]
 	fmt.Printf("scale: nodes=%d instances=%d success_s=%.1f writes_per_instance=%.2f manager_rss_mib=%d facade_p99_ms=%.1f apiserver_cpu_s=%.1f apiserver_cpu_ms_per_instance=%.2f\n",
-		nodes, instances, successS, float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99(false).Seconds()*1000,
+		nodes, instances, successS, float64(writes)/float64(instances), mem.peak("manager")>>20, lat.worstP99ms(),
 		apiCPU.Seconds(), float64(apiCPU.Microseconds())/1000/float64(instances))
 	// One point of make scale-curve: what the size costs at rest and in
 	// the run.
@@ -557,7 +588,7 @@ func run(ctx context.Context, o runOptions) error {
 func curveLine(nodes int, online time.Duration, instances int, successS float64, rest restFigures, mem *peaks, lat *latencies, perChange float64, hub bool, joined joinFigures) string {
 	p99 := math.NaN()
 	if lat != nil {
-		p99 = lat.worstP99(false).Seconds() * 1000
+		p99 = lat.worstP99ms()
 	}
 	hubRSS, hubCPU, joinS, joinsPerS, writesPerJoin := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	viaHub := 0
@@ -755,6 +786,15 @@ func (l *latencies) load(ctx context.Context, leader, replica, trivial, nodeID, 
 		})
 	}
 	wg.Wait()
+}
+
+// worstP99ms is worstP99 of the leader's facade in milliseconds, NaN when
+// the facade was not loaded.
+func (l *latencies) worstP99ms() float64 {
+	if w := l.worstP99(false); w > 0 {
+		return w.Seconds() * 1000
+	}
+	return math.NaN()
 }
 
 // worstP99 is the highest p99 over the routes of the leader's facade, or

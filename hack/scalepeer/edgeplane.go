@@ -56,7 +56,10 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(5*nodes),
-		"--bin", bin, "--timeout", timeout.String(), "--hub="+strconv.FormatBool(viaHub))
+		"--bin", bin, "--timeout", timeout.String(), "--hub="+strconv.FormatBool(viaHub),
+		// The peer has no readers of its own; the facade's load would be
+		// work only one side does.
+		"--facade-load=false")
 	// The scale run stops its processes on SIGTERM as on its deadline.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = time.Minute

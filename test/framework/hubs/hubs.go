@@ -57,6 +57,11 @@ type Options struct {
 	// Args, when set, are more flags of replica i (its metrics address,
 	// say).
 	Args func(i int) []string
+	// Front, when set, starts the balancer in front of the replicas'
+	// addresses elsewhere (in processes of its own) and says where it
+	// listens; Hubs.Front is then nil. Unset, the balancer is in this
+	// process.
+	Front func(targets []string) (addr string, stop func(), err error)
 }
 
 // Hubs are hub replicas behind a balancer. A replica can be SIGKILLed and
@@ -64,16 +69,18 @@ type Options struct {
 type Hubs struct {
 	c client.Client
 	o Options
-	// Front is the balancer; URL is the hub's URL through it, as devices
-	// reach it; Addrs are the replicas' own addresses.
-	Front  *testenv.Proxy
-	URL    string
-	Addrs  []string
-	CAHash string
-	mu     sync.Mutex
-	cmds   []*exec.Cmd
-	logs   []string
-	runs   int
+	// Front is the balancer, when in this process; URL is the hub's URL
+	// through it, as devices reach it; Addrs are the replicas' own
+	// addresses.
+	Front     *testenv.Proxy
+	URL       string
+	Addrs     []string
+	CAHash    string
+	stopFront func()
+	mu        sync.Mutex
+	cmds      []*exec.Cmd
+	logs      []string
+	runs      int
 }
 
 // Start creates the hub's namespace and starts the replicas; it returns
@@ -90,11 +97,21 @@ func Start(ctx context.Context, c client.Client, o Options) (*Hubs, error) {
 		}
 		h.Addrs = append(h.Addrs, addr)
 	}
-	var err error
-	if h.Front, err = testenv.StartBalancer(h.Addrs...); err != nil {
+	front := o.Front
+	if front == nil {
+		front = func(targets []string) (string, func(), error) {
+			var err error
+			if h.Front, err = testenv.StartBalancer(targets...); err != nil {
+				return "", nil, err
+			}
+			return h.Front.Addr(), h.Front.Close, nil
+		}
+	}
+	addr, stop, err := front(h.Addrs)
+	if err != nil {
 		return nil, err
 	}
-	h.URL = "https://" + h.Front.Addr()
+	h.URL, h.stopFront = "https://"+addr, stop
 	h.cmds, h.logs = make([]*exec.Cmd, o.Replicas), make([]string, o.Replicas)
 	for i := range h.Addrs {
 		if err := h.start(ctx, i); err != nil {
@@ -215,7 +232,7 @@ func (h *Hubs) Stop() {
 			procs.Stop(cmd)
 		}
 	}
-	h.Front.Close()
+	h.stopFront()
 }
 
 // Join adds node as kubectl edge node add does (the EdgeNode, and a join

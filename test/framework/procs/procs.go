@@ -35,12 +35,18 @@ import (
 // Start runs a binary with its output in dir/name.log, until ctx ends or
 // the caller exits.
 func Start(ctx context.Context, dir, name, path string, args ...string) (*exec.Cmd, error) {
+	return StartWithFiles(ctx, dir, name, nil, path, args...)
+}
+
+// StartWithFiles is Start with files the command inherits as descriptors
+// 3, 4 and on (a listening socket, say).
+func StartWithFiles(ctx context.Context, dir, name string, files []*os.File, path string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = log, log, files
 	// Killed with its caller: a run killed itself (SIGKILL, which no
 	// deferred Stop sees) leaves none of its processes behind. The signal
 	// follows the OS thread that started the process; Go ends a thread

@@ -56,10 +56,23 @@ func StartProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return serveProxy(l, target), nil
+}
+
+func serveProxy(l net.Listener, target string) *Proxy {
 	p := &Proxy{l: l, target: target, conns: map[net.Conn]bool{}}
 	p.rateChanged = sync.NewCond(&p.mu)
 	p.wg.Go(p.serve)
-	return p, nil
+	return p
+}
+
+// ServeBalancer is StartBalancer on a listener of the caller's: one of
+// several processes sharing a port (SO_REUSEPORT), when a fleet's
+// connections are more than one process may hold.
+func ServeBalancer(l net.Listener, targets ...string) *Proxy {
+	p := serveProxy(l, targets[0])
+	p.SetTargets(targets...)
+	return p
 }
 
 // StartBalancer forwards a loopback port to several targets (host:port),
