@@ -75,13 +75,13 @@ func TestBackoff(t *testing.T) {
 	}{
 		{1, 500 * time.Millisecond, time.Second},
 		{2, time.Second, 2 * time.Second},
-		{5, 8 * time.Second, 16 * time.Second},
-		{6, 15 * time.Second, 30 * time.Second},
-		{50, 15 * time.Second, 30 * time.Second},
+		{4, 4 * time.Second, 8 * time.Second},
+		{5, 5 * time.Second, 10 * time.Second},
+		{50, 5 * time.Second, 10 * time.Second},
 	} {
 		seen := map[time.Duration]bool{}
 		for range 200 {
-			d := backoff(tc.failures, linkRetryBase, linkRetryMax, rnd)
+			d := backoff(tc.failures, linkRetryBase, 10*time.Second, rnd)
 			if d < tc.lo || d > tc.hi {
 				t.Fatalf("after %d failures: %s, want within [%s, %s]", tc.failures, d, tc.lo, tc.hi)
 			}
@@ -98,7 +98,7 @@ func TestBackoff(t *testing.T) {
 // answer that refuses a call still proves the link.
 func TestLink(t *testing.T) {
 	var got lines
-	l := newLink(1, got.log)
+	l := newLink(1, 10*time.Second, got.log)
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	if !l.ready(t0) {
 		t.Fatal("a new link is not ready")
@@ -112,6 +112,29 @@ func TestLink(t *testing.T) {
 	}
 	if !l.ready(t0.Add(time.Second)) {
 		t.Fatal("the link is not ready once back")
+	}
+}
+
+// A cut shorter than the grace period never outlasts it: once the link
+// is back, the next try comes within one renew interval, so a node that
+// beat up to 10 s before a 15 s cut beats again within 35 s, inside the
+// 40 s grace, whatever the jitter drew.
+func TestLinkRetriesWithinABeatOfTheCutsEnd(t *testing.T) {
+	const renew, cut, grace = 10 * time.Second, 15 * time.Second, 40 * time.Second
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for seed := range uint64(500) {
+		l := newLink(seed, renew, func(string, ...any) {})
+		now := t0
+		for now.Before(t0.Add(cut)) {
+			l.result(now, errors.New("connection refused"))
+			now = l.retryAt
+		}
+		if wait := now.Sub(t0.Add(cut)); wait > renew {
+			t.Fatalf("seed %d: first try %s after the cut ended, want at most %s", seed, wait, renew)
+		}
+		if back := now.Sub(t0) + renew; back >= grace {
+			t.Fatalf("seed %d: a node that beat %s before the cut beats again %s after it, past the %s grace", seed, renew, back, grace)
+		}
 	}
 }
 

@@ -68,23 +68,23 @@ func (o *outage) ok(now time.Time) bool {
 }
 
 // link is the node's link to the API server. While it is down, writes are
-// tried again after a back-off that doubles from linkRetryBase to
-// linkRetryMax with jitter, so that a fleet cut off together does not come
-// back in one storm.
+// tried again after a back-off that doubles from linkRetryBase to max (the
+// node's renew interval) with jitter, so that a fleet cut off together
+// does not come back in one storm. It never waits longer than the node
+// beats: with a longer wait, a cut shorter than the grace period ended
+// in a node declared offline (a 15 s cut, a 30 s cap: back after 41 s).
 type link struct {
 	mu sync.Mutex
 	outage
 	retryAt time.Time
+	max     time.Duration
 	rnd     *rand.Rand
 }
 
-const (
-	linkRetryBase = time.Second
-	linkRetryMax  = 30 * time.Second
-)
+const linkRetryBase = time.Second
 
-func newLink(seed uint64, log func(string, ...any)) *link {
-	return &link{outage: outage{what: "API server link", log: log}, rnd: rand.New(rand.NewPCG(seed, 7))}
+func newLink(seed uint64, max time.Duration, log func(string, ...any)) *link {
+	return &link{outage: outage{what: "API server link", log: log}, max: max, rnd: rand.New(rand.NewPCG(seed, 7))}
 }
 
 // ready says whether a call to the API server may be made now.
@@ -112,7 +112,7 @@ func (l *link) result(now time.Time, err error) bool {
 	defer l.mu.Unlock()
 	if unreachable.Is(err) {
 		l.fail(now, err)
-		l.retryAt = now.Add(backoff(l.failed, linkRetryBase, linkRetryMax, l.rnd))
+		l.retryAt = now.Add(backoff(l.failed, linkRetryBase, l.max, l.rnd))
 		return false
 	}
 	return l.ok(now)

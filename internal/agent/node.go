@@ -107,7 +107,7 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, assignment client.R
 	s.log = func(msg string, kv ...any) { o.Log.Info(msg, append([]any{"node", n.Name}, kv...)...) }
 	// What the engine says replaces this once it answers.
 	s.info.Store(&nodeInfo{RuntimeInfo: RuntimeInfo{Type: n.Type, Arch: n.Arch}})
-	s.link = newLink(uint64(i)+uint64(start.UnixNano()), s.log)
+	s.link = newLink(uint64(i)+uint64(start.UnixNano()), o.RenewInterval, s.log)
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.creds = &credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}
 	s.desired = newDesiredState(n.Name, assignment, synced, o.StateDir, s.log)
