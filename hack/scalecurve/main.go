@@ -41,10 +41,7 @@ import (
 	"syscall"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"github.com/edgeplane/edgeplane/test/framework/plot"
 )
 
 // fields are the curve line's keys every point has, in order.
@@ -277,37 +274,17 @@ func write(dir string, points []map[string]float64) error {
 // plotFigure plots one figure against nodes, a line per mode (direct,
 // through the hub) that has it; a figure no point has is not plotted.
 func plotFigure(file, key string, points []map[string]float64) error {
-	p := plot.New()
-	p.Title.Text = titles[key]
-	p.X.Label.Text = "nodes"
-	p.Y.Label.Text = key
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	plotted := false
+	f := plot.Figure{Title: titles[key], X: "nodes", Y: key}
 	for i, mode := range []string{"direct", "hub"} {
 		// A size that did not converge has no success_s (NaN): no point.
-		var xys plotter.XYs
+		s := plot.Series{Name: mode}
 		for _, pt := range points {
-			if pt["hub"] == float64(i) && !math.IsNaN(pt[key]) {
-				xys = append(xys, plotter.XY{X: pt["nodes"], Y: pt[key]})
+			if pt["hub"] == float64(i) {
+				s.Points = append(s.Points, plot.XY{X: pt["nodes"], Y: pt[key]})
 			}
 		}
-		if len(xys) == 0 {
-			continue
-		}
-		line, dots, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return err
-		}
-		line.Color, dots.Color = plotutil.Color(i), plotutil.Color(i)
-		dots.Shape = plotutil.Shape(i)
-		p.Add(line, dots)
-		p.Legend.Add(mode, line, dots)
-		plotted = true
+		f.Series = append(f.Series, s)
 	}
-	if !plotted {
-		return nil
-	}
-	p.Legend.Top, p.Legend.Left = true, true
-	return p.Save(6*vg.Inch, 4*vg.Inch, file)
+	_, err := plot.Save(file, f)
+	return err
 }

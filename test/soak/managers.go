@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
+)
+
+// managers are the two manager replicas with leader election, each
+// serving the facade, supervised as a Deployment would: a replica that
+// exits on its own (a leader that cannot renew its lease while the API
+// server is stopped exits, by design) is started again. A replica keeps
+// its addresses across restarts, so that readers and the sampler find
+// its replacement where it was. Every replica lives as long as base.
+type managers struct {
+	base                  context.Context
+	logf                  func(format string, args ...any)
+	bin, logs, kubeconfig string
+	lease                 time.Duration
+	facade, metrics       [2]string
+	probes                [2]string
+
+	mu   sync.Mutex
+	cmds [2]*exec.Cmd
+	// done is closed when cmds[i] has exited; ending marks a replica the
+	// run is killing or stopping, not to be started again.
+	done   [2]chan struct{}
+	ending [2]bool
+	runs   int
+	// exits counts the replicas that exited on their own; stopped is set
+	// once the run stops them all.
+	exits   int
+	stopped bool
+}
+
+func newManagers(base context.Context, logf func(string, ...any), bin, logs, kubeconfig string, lease time.Duration) (*managers, error) {
+	m := &managers{base: base, logf: logf, bin: bin, logs: logs, kubeconfig: kubeconfig, lease: lease}
+	for i := range 2 {
+		for _, addr := range []*string{&m.facade[i], &m.metrics[i], &m.probes[i]} {
+			var err error
+			if *addr, err = testenv.FreeAddr(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// start starts replica i: plain-HTTP metrics to tell the leader by and to
+// read its goroutines, probes to tell a replica whose cache synced.
+func (m *managers) start(i int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.startLocked(i)
+}
+
+func (m *managers) startLocked(i int) error {
+	if m.stopped {
+		return nil
+	}
+	m.runs++
+	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
+	cmd, err := procs.Start(m.base, m.logs, name, m.bin, "--kubeconfig", m.kubeconfig,
+		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
+		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
+		"--leader-elect-retry-period", (m.lease / 6).String(),
+		"--kube-api-qps", "200", "--kube-api-burst", "400",
+		"--metrics-bind-address", m.metrics[i], "--metrics-secure=false", "--health-probe-bind-address", m.probes[i],
+		"--api-bind-address", m.facade[i])
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	m.cmds[i], m.done[i], m.ending[i] = cmd, done, false
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+		time.Sleep(time.Second) // as a restarting pod would, not at once
+		// Started again only if nobody killed, replaced or stopped it
+		// meanwhile, and under the lock: never two on one address.
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.cmds[i] != cmd || m.ending[i] || m.stopped || m.base.Err() != nil {
+			return
+		}
+		m.exits++
+		m.logf("%s exited on its own (%s); starting it again", name, cmd.ProcessState)
+		if err := m.startLocked(i); err != nil {
+			m.logf("starting manager %d again: %v", i, err)
+		}
+	}()
+	return nil
+}
+
+// pid is replica i's process.
+func (m *managers) pid(i int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cmds[i].Process.Pid
+}
+
+// ready says whether replica i's informers have synced (its /readyz).
+func (m *managers) ready(ctx context.Context, i int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.probes[i]+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// leader finds the replica that leads, by leader_election_master_status.
+func (m *managers) leader(ctx context.Context) (int, error) {
+	var errs []error
+	for i, addr := range m.metrics {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		series, err := testenv.Scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics")
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for k, v := range series {
+			if v == 1 && strings.HasPrefix(k, "leader_election_master_status{") {
+				return i, nil
+			}
+		}
+	}
+	return 0, errors.Join(append(errs, errors.New("no replica leads"))...)
+}
+
+// end signals replica i and waits until it has exited, without starting
+// it again; SIGKILL after grace.
+func (m *managers) end(i int, sig os.Signal, grace time.Duration) {
+	m.mu.Lock()
+	cmd, done := m.cmds[i], m.done[i]
+	m.ending[i] = true
+	m.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// kill SIGKILLs replica i, as a node failure would, and starts its
+// replacement at once, as its Deployment would.
+func (m *managers) kill(i int) error {
+	m.end(i, os.Kill, time.Minute)
+	return m.start(i)
+}
+
+// exited is how many replicas exited on their own so far.
+func (m *managers) exited() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.exits
+}
+
+func (m *managers) stop() {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { m.end(i, os.Interrupt, 30*time.Second) })
+	}
+	wg.Wait()
+}
