@@ -43,8 +43,16 @@ var _ = Describe("EdgeNode liveness", func() {
 		now := metav1.NewMicroTime(time.Now())
 		Expect(k8sClient.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "via-late-hub", Namespace: opts.LeaseNamespace},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(hubapi.HolderPrefix + "hub-late"), AcquireTime: &now, RenewTime: &now}})).To(Succeed())
-		Eventually(nodeState("via-late-hub")).Should(Equal(edgev1alpha1.NodeOffline))
-		Expect(meta.FindStatusCondition(getNode("via-late-hub").Status.Conditions, edgev1alpha1.ConditionReady).Reason).To(Equal(edgev1alpha1.ReasonHubReplicaLost))
+		// Offline first for want of a Lease (LeaseMissing) if the node was
+		// judged before its Lease came; then for want of its replica's.
+		Eventually(func() string {
+			ready := meta.FindStatusCondition(getNode("via-late-hub").Status.Conditions, edgev1alpha1.ConditionReady)
+			if ready == nil {
+				return ""
+			}
+			return ready.Reason
+		}).Should(Equal(edgev1alpha1.ReasonHubReplicaLost))
+		Expect(nodeState("via-late-hub")()).To(Equal(edgev1alpha1.NodeOffline))
 		Expect(k8sClient.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hub-late", Namespace: opts.LeaseNamespace,
 			Labels: map[string]string{hubapi.LabelHubReplica: "true"}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("hub-late"), RenewTime: &now}})).To(Succeed())
 		Eventually(nodeState("via-late-hub")).Should(Equal(edgev1alpha1.NodeOnline), "with nothing else written")
