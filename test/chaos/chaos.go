@@ -397,15 +397,7 @@ func (m *managers) start(ctx context.Context, i int) error {
 // ready says whether replica i's informers have synced (its /readyz):
 // from then on it watches services, leader or not.
 func (m *managers) ready(ctx context.Context, i int) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.probes[i]+"/readyz", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return testenv.Ready(ctx, m.probes[i])
 }
 
 // leader finds the replica that leads, by its leader_election_master_status.

@@ -17,7 +17,10 @@ limitations under the License.
 package testenv
 
 import (
+	"context"
 	"net"
+	"net/http"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -42,4 +45,19 @@ func FreeAddr() (string, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
+}
+
+// Ready says whether the manager whose health probes listen on addr is
+// ready (its /readyz answers 200 within 2 s): its informers have synced,
+// so from then on it watches, leader or not.
+func Ready(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
