@@ -7,6 +7,8 @@
 # KUBEBUILDER_ASSETS, when set, wins.
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 K8S_VERSION=${K8S_VERSION:-1.36.3}
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 CACHE_DIR=${EDGEPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgeplane}
@@ -59,24 +61,7 @@ fi
 
 if [[ ! -x "$dir/kube-apiserver" || ! -x "$dir/kubectl" ]]; then
   log "building kube-apiserver and kubectl v$K8S_VERSION (about 4 min cold)"
-  # k8s.io/kubernetes points its k8s.io/* staging modules at ./staging; a
-  # wrapper module maps each of them to its published v0.x release instead.
-  modfile=$(cd "$work" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
-  staging_version="v0.${K8S_VERSION#1.}"
-  mkdir -p "$work/wrapper"
-  (
-    cd "$work/wrapper"
-    go mod init edgeplane.local/k8s-binaries >/dev/null 2>&1
-    sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$modfile" | while read -r m; do
-      go mod edit -replace "$m=$m@$staging_version"
-    done
-    go get "k8s.io/kubernetes@v$K8S_VERSION" >>"$buildlog" 2>&1
-    ldflags="-s -w"
-    for kv in "gitVersion=v$K8S_VERSION" "gitMajor=${K8S_VERSION%%.*}" "gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)"; do
-      ldflags+=" -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
-    done
-    go build -trimpath -ldflags "$ldflags" -o "$work/out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl >>"$buildlog" 2>&1
-  )
+  "$here/k8s-build.sh" "$K8S_VERSION" "$work" "$work/out" "$buildlog" kube-apiserver kubectl
   mv "$work/out/kube-apiserver" "$work/out/kubectl" "$dir/"
 fi
 

@@ -82,25 +82,7 @@ fi
 
 if [[ ! -x "$dir/kube-controller-manager" || ! -x "$dir/kube-scheduler" ]]; then
   log "building kube-controller-manager and kube-scheduler v$K8S_VERSION (about 3.5 min cold, 2 with kube-apiserver built)"
-  # As in envtest-assets.sh: k8s.io/kubernetes points its k8s.io/* staging
-  # modules at ./staging; a wrapper module maps each of them to its
-  # published v0.x release instead.
-  modfile=$(cd "$work" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
-  staging_version="v0.${K8S_VERSION#1.}"
-  mkdir -p "$work/wrapper"
-  (
-    cd "$work/wrapper"
-    go mod init edgeplane.local/k8s-binaries >/dev/null 2>&1
-    sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$modfile" | while read -r m; do
-      go mod edit -replace "$m=$m@$staging_version"
-    done
-    go get "k8s.io/kubernetes@v$K8S_VERSION" >>"$buildlog" 2>&1
-    ldflags="-s -w"
-    for kv in "gitVersion=v$K8S_VERSION" "gitMajor=${K8S_VERSION%%.*}" "gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)"; do
-      ldflags+=" -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
-    done
-    go build -trimpath -ldflags "$ldflags" -o "$work/out/" k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler >>"$buildlog" 2>&1
-  )
+  "$here/k8s-build.sh" "$K8S_VERSION" "$work" "$work/out" "$buildlog" kube-controller-manager kube-scheduler
   mv "$work/out/kube-controller-manager" "$work/out/kube-scheduler" "$dir/"
 fi
 

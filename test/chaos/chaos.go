@@ -22,18 +22,15 @@ limitations under the License.
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -382,11 +379,10 @@ func (m *managers) start(ctx context.Context, i int) error {
 	}
 	m.runs++
 	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
-	cmd, err := procs.Start(ctx, m.dir, name, m.bin, "--kubeconfig", m.kubeconfig,
-		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
-		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
-		"--leader-elect-retry-period", (m.lease / 6).String(),
-		"--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", probes, "--api-bind-address", "0")
+	args := append([]string{"--kubeconfig", m.kubeconfig,
+		"--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", probes, "--api-bind-address", "0"},
+		testenv.LeaderElectionFlags(m.lease)...)
+	cmd, err := procs.Start(ctx, m.dir, name, m.bin, args...)
 	if err != nil {
 		return err
 	}
@@ -400,27 +396,9 @@ func (m *managers) ready(ctx context.Context, i int) bool {
 	return testenv.Ready(ctx, m.probes[i])
 }
 
-// leader finds the replica that leads, by its leader_election_master_status.
+// leader finds the replica that leads.
 func (m *managers) leader(ctx context.Context) (int, error) {
-	var errs []error
-	for i, addr := range m.metrics {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "leader_election_master_status{") && strings.HasSuffix(line, " 1") {
-				_ = resp.Body.Close()
-				return i, nil
-			}
-		}
-		_ = resp.Body.Close()
-	}
-	return 0, errors.Join(append(errs, errors.New("no replica leads"))...)
+	return testenv.Leader(ctx, m.metrics[:])
 }
 
 // kill sends SIGKILL to replica i, as a node failure would, and starts a

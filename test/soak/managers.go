@@ -18,12 +18,9 @@ package soak
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,13 +82,10 @@ func (m *managers) startLocked(i int) error {
 	}
 	m.runs++
 	name := fmt.Sprintf("manager-%d-%d", i, m.runs)
-	cmd, err := procs.Start(m.base, m.logs, name, m.bin, "--kubeconfig", m.kubeconfig,
-		"--leader-elect", "--leader-election-namespace", "edgeplane-system",
-		"--leader-elect-lease-duration", m.lease.String(), "--leader-elect-renew-deadline", (m.lease * 2 / 3).String(),
-		"--leader-elect-retry-period", (m.lease / 6).String(),
-		"--kube-api-qps", "200", "--kube-api-burst", "400",
+	args := append([]string{"--kubeconfig", m.kubeconfig, "--kube-api-qps", "200", "--kube-api-burst", "400",
 		"--metrics-bind-address", m.metrics[i], "--metrics-secure=false", "--health-probe-bind-address", m.probes[i],
-		"--api-bind-address", m.facade[i])
+		"--api-bind-address", m.facade[i]}, testenv.LeaderElectionFlags(m.lease)...)
+	cmd, err := procs.Start(m.base, m.logs, name, m.bin, args...)
 	if err != nil {
 		return err
 	}
@@ -129,24 +123,9 @@ func (m *managers) ready(ctx context.Context, i int) bool {
 	return testenv.Ready(ctx, m.probes[i])
 }
 
-// leader finds the replica that leads, by leader_election_master_status.
+// leader finds the replica that leads.
 func (m *managers) leader(ctx context.Context) (int, error) {
-	var errs []error
-	for i, addr := range m.metrics {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		series, err := testenv.Scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics")
-		cancel()
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for k, v := range series {
-			if v == 1 && strings.HasPrefix(k, "leader_election_master_status{") {
-				return i, nil
-			}
-		}
-	}
-	return 0, errors.Join(append(errs, errors.New("no replica leads"))...)
+	return testenv.Leader(ctx, m.metrics[:])
 }
 
 // end signals replica i and waits until it has exited, without starting
