@@ -99,6 +99,9 @@ type Growth struct {
 	// Grown: beyond the tolerance. Judged is false when too few samples
 	// came after the warm-up for a verdict.
 	Grown, Judged bool
+	// Bound is the series bounding this one: the line, level and growth
+	// are then those of how far it went past the bound.
+	Bound string
 }
 
 // GrowthOf fits the samples of a series from warmup minutes on and
@@ -136,11 +139,42 @@ func GrowthOf(s *Series, warmup float64, tol Tolerance) Growth {
 	return g
 }
 
-// Judge judges every series with its unit's tolerance.
+// Judge judges every series with its unit's tolerance, a bounded one by
+// how far it goes past its bound.
 func Judge(all []*Series, warmup time.Duration) []Growth {
+	byName := make(map[string]*Series, len(all))
+	for _, s := range all {
+		byName[s.Name] = s
+	}
 	out := make([]Growth, 0, len(all))
 	for _, s := range all {
-		out = append(out, GrowthOf(s, warmup.Minutes(), Tolerances[s.Unit]))
+		judged := s
+		if b := byName[s.Bound]; b != nil {
+			judged = Excess(s, b)
+		}
+		g := GrowthOf(judged, warmup.Minutes(), Tolerances[s.Unit])
+		g.Series, g.Bound = s.Name, s.Bound
+		out = append(out, g)
+	}
+	return out
+}
+
+// Excess is how far s goes past bound at each minute both were read: 0
+// while within it. A count filling toward its bound has a slope of its
+// own, which says nothing of a leak; one that leaks ends up past it.
+func Excess(s, bound *Series) *Series {
+	at := make(map[float64]float64, len(bound.Points))
+	for _, p := range bound.Points {
+		at[p.Minute] = p.Value
+	}
+	out := &Series{Name: s.Name + " past " + bound.Name, Unit: s.Unit}
+	for _, p := range s.Points {
+		b, ok := at[p.Minute]
+		v := math.NaN()
+		if ok && !math.IsNaN(p.Value) && !math.IsNaN(b) {
+			v = math.Max(0, p.Value-b)
+		}
+		out.Points = append(out.Points, Point{p.Minute, v})
 	}
 	return out
 }

@@ -18,6 +18,7 @@ package soak
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -99,6 +100,41 @@ func TestGrowthOf(t *testing.T) {
 	}
 	if got := Judged(gs); got != 3 {
 		t.Errorf("Judged = %d; want 3", got)
+	}
+}
+
+// A count filling toward its bound after the warm-up is not grown; one
+// that goes on past its bound is.
+func TestJudgeBounded(t *testing.T) {
+	var s Samples
+	for m := range 61 {
+		count := 579 + float64(m)*67/30 // 579 to 646 in 30 minutes
+		s.Add(float64(m), "filling", Objects, math.Min(count, 700))
+		s.Add(float64(m), "leaking", Objects, count)
+		s.Add(float64(m), "bound", Objects, 700)
+		s.Add(float64(m), "low bound", Objects, 600)
+	}
+	if g := Judge(s.All(), Warmup); !g[0].Grown || !g[1].Grown {
+		t.Fatalf("unbounded, both grow past the tolerance: %+v", g[:2])
+	}
+	s.SetBound("filling", "bound")
+	s.SetBound("leaking", "low bound")
+	g := Judge(s.All(), Warmup)
+	if g[0].Grown || !g[0].Judged || g[0].Bound != "bound" || g[0].Series != "filling" {
+		t.Errorf("a count filling toward its bound: %+v; want judged, not grown", g[0])
+	}
+	if !g[1].Grown {
+		t.Errorf("a count going on past its bound: %+v; want grown", g[1])
+	}
+	if e := Excess(s.All()[1], s.All()[3]); len(e.Points) != 61 || e.Points[0].Value != 0 || e.Points[60].Value != 113 {
+		t.Errorf("Excess: %+v; want 0 within the bound, 113 past it at the end", e.Points)
+	}
+	var b strings.Builder
+	if err := Table(&b, s.All(), g, Warmup.Minutes()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ok: within bound") || !strings.Contains(b.String(), "GROWN past low bound") {
+		t.Errorf("the table names the bound in its verdicts:\n%s", b.String())
 	}
 }
 

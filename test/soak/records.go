@@ -162,6 +162,22 @@ func OverLimit(services []edgev1alpha1.EdgeService, counts map[types.UID]int) ma
 	return out
 }
 
+// RecordBound is the most DeployRecords the services may hold between
+// them: each its revisionHistoryLimit, and two more while a rollout is
+// under way, whose revisions the manager keeps while instances run them.
+// Services being deleted hold theirs until the garbage collector takes
+// them.
+func RecordBound(services []edgev1alpha1.EdgeService) int {
+	n := 0
+	for i := range services {
+		n += HistoryLimit(&services[i])
+		if !Settled(&services[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
 // LimitWatch follows OverLimit from sample to sample. A settled service
 // may be over its limit for a moment, between the reconcile that records
 // a revision and the one that prunes after it; over its limit in two

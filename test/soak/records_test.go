@@ -151,3 +151,24 @@ func TestOverLimitAndLimitWatch(t *testing.T) {
 		t.Errorf("a service found over stays counted: %v", w.Over())
 	}
 }
+
+func TestRecordBound(t *testing.T) {
+	dflt := service("default", 0, true)
+	dflt.Spec.RevisionHistoryLimit = nil
+	for _, tc := range []struct {
+		name     string
+		services []edgev1alpha1.EdgeService
+		want     int
+	}{
+		{"none", nil, 0},
+		{"settled services hold their limits", []edgev1alpha1.EdgeService{service("a", 3, true), service("b", 5, true)}, 8},
+		{"the schema's default limit", []edgev1alpha1.EdgeService{dflt}, 10},
+		{"a rollout under way keeps two more", []edgev1alpha1.EdgeService{service("a", 3, true), service("rolling", 3, false)}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RecordBound(tc.services); got != tc.want {
+				t.Errorf("RecordBound = %d; want %d", got, tc.want)
+			}
+		})
+	}
+}

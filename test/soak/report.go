@@ -30,8 +30,9 @@ import (
 
 // Table writes one row per series: its first sample, its first after
 // the warm-up, its last and its largest, the fitted growth per hour
-// after the warm-up (in the unit and as a share of the line's level),
-// and the verdict.
+// after the warm-up (in the unit and as a share of the line's level;
+// of a bounded series, of how far it went past its bound), and the
+// verdict.
 func Table(w io.Writer, all []*Series, gs []Growth, warmup float64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "series\tunit\tfirst\tafter warm-up\tlast\tmax\tfitted /h\tfitted %/h\tverdict\t")
@@ -52,10 +53,14 @@ func Table(w io.Writer, all []*Series, gs []Growth, warmup float64) error {
 		g := gs[i]
 		verdict := "ok"
 		switch {
+		case g.Grown && g.Bound != "":
+			verdict = "GROWN past " + g.Bound
 		case g.Grown:
 			verdict = "GROWN"
 		case !g.Judged:
 			verdict = "too few samples"
+		case g.Bound != "":
+			verdict = "ok: within " + g.Bound
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Unit, num(first), num(warm), num(last), num(top),
 			num(g.PerHour), num(100*g.Relative), verdict)

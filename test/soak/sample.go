@@ -108,6 +108,13 @@ func (r *run) sample(ctx context.Context, samples *Samples, limits *LimitWatch) 
 	for i, k := range counted {
 		samples.Add(minute, k.name, Objects, counts[i])
 	}
+	bound := math.NaN()
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := r.view.List(ctx, services, client.InNamespace(namespace)); err == nil {
+		bound = float64(RecordBound(services.Items))
+	}
+	samples.Add(minute, recordBound, Objects, bound)
+	samples.SetBound("DeployRecord", recordBound)
 	db := math.NaN()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -201,6 +208,9 @@ var counted = []struct {
 	{"Event", corev1.SchemeGroupVersion.WithKind("EventList")},
 	{"Lease", coordinationv1.SchemeGroupVersion.WithKind("LeaseList")},
 }
+
+// recordBound is the series of RecordBound, which bounds DeployRecord's.
+const recordBound = "DeployRecord bound"
 
 // countOf counts the objects of a kind in every namespace, as the API
 // server holds them (their metadata only); NaN when it does not answer

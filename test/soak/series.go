@@ -46,6 +46,10 @@ type Series struct {
 	Name   string
 	Unit   Unit
 	Points []Point
+	// Bound names the series that bounds this one, if any: a count that
+	// fills toward a limit (records toward the services' history limits)
+	// is judged by how far it goes past its bound, not by its slope.
+	Bound string
 }
 
 // Samples are the series of a run in the order first sampled.
@@ -66,6 +70,13 @@ func (s *Samples) Add(minute float64, name string, unit Unit, v float64) {
 		s.order = append(s.order, name)
 	}
 	se.Points = append(se.Points, Point{minute, v})
+}
+
+// SetBound makes series bound the bound of series name (see Series.Bound).
+func (s *Samples) SetBound(name, bound string) {
+	if se := s.byName[name]; se != nil {
+		se.Bound = bound
+	}
 }
 
 // All are the series in the order first sampled.
