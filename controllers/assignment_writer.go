@@ -296,6 +296,10 @@ func (w *assignmentWriter) apply(ctx context.Context, node string, ops []assignm
 	}
 	raw, _ := json.Marshal(patch)
 	a := &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	if len(sets) > 0 && !w.cached(ctx, node) {
+		// A node's first services: a patch would only find nothing.
+		return w.create(ctx, node, sets, raw)
+	}
 	err := w.c.Patch(ctx, a, client.RawPatch(types.JSONPatchType, raw), client.FieldOwner(FieldOwner))
 	switch {
 	case err == nil:
@@ -319,6 +323,14 @@ func (w *assignmentWriter) apply(ctx context.Context, node string, ops []assignm
 		return w.c.Patch(ctx, a, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldOwner))
 	}
 	return err
+}
+
+// cached says whether the cache holds the node's assignment. One it does
+// not hold yet is created rather than patched; a create that finds it
+// made meanwhile falls back to the patch.
+func (w *assignmentWriter) cached(ctx context.Context, node string) bool {
+	err := w.c.Get(ctx, types.NamespacedName{Name: node}, &edgev1alpha1.NodeAssignment{}, client.UnsafeDisableDeepCopy)
+	return !apierrors.IsNotFound(err)
 }
 
 // create makes a node's assignment holding sets, owned by the node's

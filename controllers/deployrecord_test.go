@@ -236,6 +236,25 @@ var _ = Describe("DeployRecords", func() {
 })
 
 var _ = Describe("Finalizers", func() {
+	It("holds a service from its creation, and the manager puts it back when someone takes it off", func() {
+		ns := newNamespace()
+		svc := newStatic(ns, "held", "held-node")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Expect(svc.Finalizers).To(ContainElement(edgev1alpha1.FinalizerContainers),
+			"config/admission's policy puts it on in the create itself: the manager has no patch to make")
+
+		By("someone taking it off, as where the policy is not installed")
+		Eventually(func() int64 { return getService(ns, "held").Status.ObservedGeneration }).Should(BeNumerically(">", 0))
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live := getService(ns, "held")
+			patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			live.Finalizers = nil
+			return k8sClient.Patch(ctx, live, patch)
+		})).To(Succeed())
+		Eventually(func() []string { return getService(ns, "held").Finalizers }).Should(ContainElement(edgev1alpha1.FinalizerContainers),
+			"the manager adds it before any node is told of the service")
+	})
+
 	It("never drops a finalizer another controller added, even reconciling from a stale copy", func() {
 		ns := newNamespace()
 		svc := newStatic(ns, "fin", "fin-node")

@@ -16,6 +16,20 @@ limitations under the License.
 
 package controllers
 
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+)
+
 // CapRecordNodes lets the envtest specs build a record's nodes as the
 // reconciler does.
 var CapRecordNodes = capRecordNodes
+
+// WriteAssignment makes one write of a node's assignment setting one
+// service's entry, as the assignment writer does, through c.
+func WriteAssignment(ctx context.Context, c client.Client, node, key string, e *edgev1alpha1.AssignedService) error {
+	return newAssignmentWriter(c, c, nil).apply(ctx, node, []assignmentOp{{key: key, entry: e}})
+}

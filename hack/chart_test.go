@@ -112,6 +112,21 @@ func TestHelmChart(t *testing.T) {
 		checkHubRBAC(t, defaults, "edgeplane", "edgeplane-system", "edgeplane-node-lease")
 	})
 
+	t.Run("leaves the finalizer policy to the manager where the cluster does not serve it", func(t *testing.T) {
+		objs, err := renderOn(chartutil.DefaultCapabilities, chrt, "edgeplane", "edgeplane-system", map[string]any{"hub": map[string]any{"advertiseURL": "https://hub.example.com:443"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objs) == 0 {
+			t.Fatal("nothing rendered")
+		}
+		for _, u := range objs {
+			if strings.HasPrefix(u.GetKind(), "MutatingAdmissionPolicy") {
+				t.Errorf("%s rendered for a cluster that does not serve it", objectKey(u))
+			}
+		}
+	})
+
 	t.Run("leaves the hub out when asked", func(t *testing.T) {
 		for _, u := range renderChart(t, chrt, "edgeplane", "edgeplane-system", map[string]any{"hub": map[string]any{"enabled": false}}) {
 			if strings.HasPrefix(u.GetName(), "edgeplane-hub") {
@@ -289,10 +304,18 @@ func renderChart(t *testing.T, c *chart.Chart, release, namespace string, values
 	return out
 }
 
-// render renders the chart's templates as helm install would, or fails
-// as it would.
+// render renders the chart's templates as helm install would on a
+// cluster of kube-apiserver's version here, or fails as it would.
 func render(c *chart.Chart, release, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	caps := *chartutil.DefaultCapabilities
+	caps.APIVersions = append(slices.Clone(caps.APIVersions), "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")
+	return renderOn(&caps, c, release, namespace, values)
+}
+
+// renderOn renders the chart's templates as helm install would on a
+// cluster serving caps.
+func renderOn(caps *chartutil.Capabilities, c *chart.Chart, release, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +443,7 @@ func comparedFields(kind string) [][]string {
 		return [][]string{{"spec", "policyTypes"}, {"spec", "ingress"}}
 	case "Namespace":
 		return [][]string{{"metadata", "labels", "pod-security.kubernetes.io/enforce"}}
-	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "FlowSchema":
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "FlowSchema":
 		return [][]string{{"spec"}}
 	}
 	return nil

@@ -77,6 +77,8 @@ func TestDefaultManifestIsAccepted(t *testing.T) {
 		// hub and its metrics.
 		"Service": 5, "APIService": 1, "PodDisruptionBudget": 2, "NetworkPolicy": 4,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		// The finalizer of a service put on at its creation.
+		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 		// The manager's requests in workload-high.
 		"FlowSchema": 2,
 	} {

@@ -74,7 +74,8 @@ func AssetsDir() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Start starts a new environment and returns it with a client for it.
+// Start starts a new environment with the admission policies of
+// config/admission installed, and returns it with a client for it.
 func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment, *rest.Config, client.Client, error) {
 	env, err := New()
 	if err != nil {
@@ -90,6 +91,9 @@ func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment,
 		return nil, nil, nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err == nil {
+		err = InstallAdmission(context.Background(), c)
+	}
 	if err != nil {
 		_ = env.Stop()
 		return nil, nil, nil, err
