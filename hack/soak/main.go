@@ -18,8 +18,9 @@ limitations under the License.
 // churn and recurring faults (test/soak, docs/soak.md). It prints a table
 // of every sampled series and, last, the summary line; it exits non-zero
 // when a series grew, a version was missing or duplicated, a service
-// kept more records than its history limit or did not settle, or the
-// facade's p99 at the end was worse than twice the start's.
+// kept more records than its history limit or did not settle, the
+// facade's p99 at the end was worse than twice the start's, or the real
+// engine held other containers than one per instance of its node.
 package main
 
 import (
@@ -60,6 +61,9 @@ func main() {
 	flag.DurationVar(&cfg.EventTTL, "event-ttl", 5*time.Minute, "kube-apiserver's --event-ttl: shorter than the warm-up, so that the count of Events can settle.")
 	flag.DurationVar(&cfg.LeaseDuration, "lease-duration", 15*time.Second, "The managers' leader election lease duration.")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "How long the setup's waits and the settling after the churn may take.")
+	flag.StringVar(&cfg.Engine, "engine", "podman", "The real-engine node's engine: podman, docker, or none for no real node. One that cannot be started leaves the run without it, and says why.")
+	flag.IntVar(&cfg.RealServices, "real-services", 2, "Static services on the real-engine node.")
+	flag.DurationVar(&cfg.RealChangeEvery, "real-change-every", 2*time.Minute, "How often each of the real node's services changes (0: never).")
 	flag.Parse()
 	if cfg.CutNodes == 0 {
 		cfg.CutNodes = max(5, cfg.Nodes/10)

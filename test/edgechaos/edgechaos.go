@@ -32,7 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/agent"
+	"github.com/edgeplane/edgeplane/test/framework/enginecheck"
 	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
@@ -678,51 +677,17 @@ func (r *run) check(ctx context.Context, res *Result) error {
 
 	// The real engine: one container per instance, at its revision,
 	// running the service's last change; nothing else of the node's.
-	want := map[string]*edgev1alpha1.EdgeService{} // task -> service
-	revision := map[string]int64{}
 	placed := &edgev1alpha1.NodeAssignment{}
 	if err := r.c.Get(ctx, client.ObjectKey{Name: realNode}, placed); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	for i := range services.Items {
-		s := &services.Items[i]
-		for _, inst := range placed.Spec.Services[edgev1alpha1.AssignmentKey(s.Namespace, s.Name)].Instances {
-			want[inst.TaskID], revision[inst.TaskID] = s, inst.Revision
-		}
+	want := enginecheck.Wanted(placed, services.Items, func(s *edgev1alpha1.EdgeService) string { return "CHANGE=" + change(s) })
+	rep, err := enginecheck.Check(ctx, r.eng, realNode, want)
+	res.Orphans += rep.Orphans
+	res.Duplicates += rep.Duplicates
+	res.LostChanges += rep.Lost
+	for _, n := range rep.Notes {
+		r.logf("%s", n)
 	}
-	list, err := r.eng.ContainerList(ctx, mobyclient.ContainerListOptions{All: true,
-		Filters: make(mobyclient.Filters).Add("label", agent.LabelNode+"="+realNode)})
-	if err != nil {
-		return err
-	}
-	seen := map[string]int{}
-	for _, c := range list.Items {
-		task := c.Labels[agent.LabelTaskID]
-		s := want[task]
-		if s == nil || c.Labels[agent.LabelRevision] != strconv.FormatInt(revision[task], 10) {
-			res.Orphans++
-			r.logf("orphan: container %s %v of no current instance", c.ID[:12], c.Names)
-			continue
-		}
-		if seen[task]++; seen[task] > 1 {
-			res.Duplicates++
-			r.logf("duplicate: container %s %v of instance %s", c.ID[:12], c.Names, task)
-			continue
-		}
-		got, err := r.eng.ContainerInspect(ctx, c.ID, mobyclient.ContainerInspectOptions{})
-		if err != nil {
-			return err
-		}
-		if !got.Container.State.Running || !slices.Contains(got.Container.Config.Env, "CHANGE="+change(s)) {
-			res.LostChanges++
-			r.logf("%s: the engine runs %v (running %v), not CHANGE=%s", s.Name, got.Container.Config.Env, got.Container.State.Running, change(s))
-		}
-	}
-	for task, s := range want {
-		if seen[task] == 0 {
-			res.LostChanges++
-			r.logf("%s: instance %s has no container", s.Name, task)
-		}
-	}
-	return nil
+	return err
 }

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	mobyclient "github.com/moby/moby/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -67,6 +68,11 @@ type run struct {
 	agent, cutAgent       *exec.Cmd
 	agentPprof, cutPprof  string
 	apiserverPID, etcdPID int
+	// realAgent is the real-engine node's agent (nil without one), eng
+	// its engine's API.
+	realAgent *exec.Cmd
+	realPprof string
+	eng       *mobyclient.Client
 	// began is when the churn began: minute 0 of every figure.
 	began time.Time
 
@@ -193,8 +199,15 @@ func (r *run) start(ctx context.Context) error {
 	if err := r.startHubs(ctx, manager, kubeconfig); err != nil {
 		return err
 	}
+	if err := r.startRealNode(ctx); err != nil {
+		return fmt.Errorf("the real-engine node: %w", err)
+	}
 	if err := r.startAgents(ctx); err != nil {
 		return err
+	}
+	nodes := r.cfg.Nodes + r.cfg.CutNodes
+	if r.res.RealNode {
+		nodes++
 	}
 	if err := procs.WaitFor(wait, "every node online", time.Second, func() (bool, error) {
 		list := &edgev1alpha1.EdgeNodeList{}
@@ -207,7 +220,7 @@ func (r *run) start(ctx context.Context) error {
 				online++
 			}
 		}
-		return online == r.cfg.Nodes+r.cfg.CutNodes, nil
+		return online == nodes, nil
 	}); err != nil {
 		return err
 	}

@@ -73,8 +73,9 @@ func (r *run) sampler(ctx context.Context, samples *Samples, limits *LimitWatch)
 }
 
 // sample takes one sample of every series: each process's memory,
-// goroutines and open descriptors, the count of each kind of object,
-// etcd's database in use, and the services over their history limit;
+// goroutines and open descriptors, the count of each kind of object and
+// of the real engine's containers, etcd's database in use, and the
+// services over their history limit;
 // it returns the sample's minute.
 func (r *run) sample(ctx context.Context, samples *Samples, limits *LimitWatch) float64 {
 	minute := math.Round(time.Since(r.began).Minutes()*100) / 100
@@ -107,6 +108,9 @@ func (r *run) sample(ctx context.Context, samples *Samples, limits *LimitWatch) 
 	wg.Wait()
 	for i, k := range counted {
 		samples.Add(minute, k.name, Objects, counts[i])
+	}
+	if r.eng != nil {
+		samples.Add(minute, realSeries, Objects, r.engineContainers(ctx))
 	}
 	bound := math.NaN()
 	services := &edgev1alpha1.EdgeServiceList{}
@@ -162,6 +166,9 @@ func (r *run) sampled(ctx context.Context) []sampled {
 	}
 	out = append(out, sampled{"agent", r.agent.Process.Pid, profiled(r.agentPprof)},
 		sampled{"agent (cut nodes)", r.cutAgent.Process.Pid, profiled(r.cutPprof)})
+	if r.realAgent != nil {
+		out = append(out, sampled{"agent (real node)", r.realAgent.Process.Pid, profiled(r.realPprof)})
+	}
 	apiserver := func(context.Context) (float64, error) { return 0, errors.New("no client") }
 	if hc, err := rest.HTTPClientFor(r.restCfg); err == nil {
 		apiserver = prom(strings.TrimSuffix(r.restCfg.Host, "/")+"/metrics", hc)

@@ -22,12 +22,13 @@ limitations under the License.
 // It runs two managers with leader election and the facade, a read
 // replica of the facade, two edge hub replicas behind a balancer, and
 // simulated nodes in two agent processes, one of which is cut off and
-// back. The churn edits, scales, pauses and rolls back long-lived
-// services, rolls some out to an image that fails, and creates and
-// deletes short-lived services with their templates through the facade;
-// readers and the console's polling load the facade meanwhile. The
-// leading manager is SIGKILLed every few minutes, the API server stopped
-// for a while every twenty.
+// back, and, where a container engine can be started, one real agent on
+// it whose services change every few minutes. The churn edits, scales,
+// pauses and rolls back long-lived services, rolls some out to an image
+// that fails, and creates and deletes short-lived services with their
+// templates through the facade; readers and the console's polling load
+// the facade meanwhile. The leading manager is SIGKILLed every few
+// minutes, the API server stopped for a while every twenty.
 package soak
 
 import (
@@ -89,7 +90,13 @@ type Config struct {
 	LeaseDuration time.Duration
 	// Timeout bounds the setup's waits and the convergence after the churn.
 	Timeout time.Duration
-	Log     io.Writer
+	// Engine is the real node's container engine: podman, docker, or
+	// none for no real node. RealServices are static services on it,
+	// each changed every RealChangeEvery (0: never).
+	Engine          string
+	RealServices    int
+	RealChangeEvery time.Duration
+	Log             io.Writer
 }
 
 // Result is what a run found.
@@ -122,6 +129,12 @@ type Result struct {
 	// revisionHistoryLimit while settled; Unconverged are services not
 	// settled within Timeout after the churn.
 	Missing, Duplicates, OverLimit, Unconverged int
+	// RealNode says whether the real-engine node ran; RealChanges are
+	// its services' changes (counted in Changes too); RealMismatches are
+	// the engine's containers at the end beyond, short of, or other than
+	// one per instance of those services at its current configuration.
+	RealNode                    bool
+	RealChanges, RealMismatches int
 	// P99 compares the facade readers' first and last windows.
 	P99 P99Verdict
 	// Growth judges every sampled series; Grown names those grown.
@@ -149,18 +162,27 @@ func (r Result) Line() string {
 	return fmt.Sprintf("soak: duration_m=%.0f nodes=%d changes=%d failovers=%d failover_max_s=%.1f manager_exits=%d cuts=%d apiserver_pauses=%d"+
 		" bad_images=%d pauses=%d rollbacks=%d auto_rollbacks=%d churn_errors=%d services_created=%d services_deleted=%d templates_created=%d templates_deleted=%d"+
 		" facade_requests=%d facade_errors=%d console_requests=%d console_errors=%d offline=%d"+
-		" records_over_limit=%d unconverged=%d missing=%d duplicates=%d p99_first_ms=%.1f p99_last_ms=%.1f judged=%d grown=%s",
+		" records_over_limit=%d unconverged=%d missing=%d duplicates=%d p99_first_ms=%.1f p99_last_ms=%.1f judged=%d grown=%s real_node=%d real_mismatches=%d",
 		r.Duration.Minutes(), r.Nodes, r.Changes, r.Failovers, r.FailoverMax.Seconds(), r.ManagerExits, r.Cuts, r.APIServerPauses,
 		r.BadImages, r.Pauses, r.Rollbacks, r.AutoRollbacks, r.ChurnErrors, r.ServicesCreated, r.ServicesDeleted, r.TemplatesCreated, r.TemplatesDeleted,
 		r.FacadeOK+r.FacadeFail, r.FacadeFail, r.ConsoleOK+r.ConsoleErr, r.ConsoleErr, r.Offline,
-		r.OverLimit, r.Unconverged, r.Missing, r.Duplicates, p99(r.P99.First, r.P99.Measured), p99(r.P99.Last, r.P99.Measured), Judged(r.Growth), grown)
+		r.OverLimit, r.Unconverged, r.Missing, r.Duplicates, p99(r.P99.First, r.P99.Measured), p99(r.P99.Last, r.P99.Measured), Judged(r.Growth), grown,
+		b2i(r.RealNode), r.RealMismatches)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Failed says whether the run found a series grown, a version missing or
-// duplicated, a service over its history limit or not converged, or the
-// facade's p99 at the end worse than twice the start's.
+// duplicated, a service over its history limit or not converged, the
+// facade's p99 at the end worse than twice the start's, or the real
+// engine holding other containers than its node's instances.
 func (r Result) Failed() bool {
-	return len(r.Grown) > 0 || r.Missing+r.Duplicates+r.OverLimit+r.Unconverged > 0 || r.P99.Worse
+	return len(r.Grown) > 0 || r.Missing+r.Duplicates+r.OverLimit+r.Unconverged+r.RealMismatches > 0 || r.P99.Worse
 }
 
 // Run performs one soak run. An error is a run that could not be made
@@ -185,7 +207,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := r.c.Get(ctx, client.ObjectKey{Name: nodePrefix + "-linux-01"}, node); err != nil {
 		return r.res, err
 	}
-	r.logf("%d nodes online and %d services running after %v; churn and faults for %v", cfg.Nodes+cfg.CutNodes, cfg.Services,
+	withReal := ""
+	if r.res.RealNode {
+		withReal = fmt.Sprintf(" (and the real-engine node with %d)", cfg.RealServices)
+	}
+	r.logf("%d nodes online and %d services running%s after %v; churn and faults for %v", cfg.Nodes+cfg.CutNodes, cfg.Services, withReal,
 		time.Since(setup).Round(time.Second), cfg.Duration)
 
 	var readers, console Latencies
@@ -198,6 +224,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer stop()
 	var wg sync.WaitGroup
 	wg.Go(func() { r.churn(churning, ctx) })
+	wg.Go(func() { r.realChurn(churning) })
 	wg.Go(func() { r.ephemerals(churning) })
 	wg.Go(func() { r.faults(churning) })
 	wg.Go(func() { r.readers(churning, &readers, string(first.UID), string(node.UID)) })
@@ -249,6 +276,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.res.OverLimit = len(over)
 	for _, note := range over {
 		r.logf("over its history limit: %s", note)
+	}
+	if r.res.RealNode {
+		r.res.RealMismatches = r.checkEngine(ctx)
+		r.logf("real node: %d changes of its %d services; %d mismatches between its engine's containers and its instances", r.res.RealChanges, cfg.RealServices, r.res.RealMismatches)
 	}
 
 	w := Window(cfg.Duration)

@@ -39,6 +39,8 @@ func TestResultFailed(t *testing.T) {
 		{"a service over its history limit", func(r *Result) { r.OverLimit = 1 }, true},
 		{"a service not settled", func(r *Result) { r.Unconverged = 1 }, true},
 		{"the facade slower at the end", func(r *Result) { r.P99.Worse = true }, true},
+		{"the real node ran", func(r *Result) { r.RealNode, r.RealChanges = true, 30 }, false},
+		{"the real engine's containers not its instances", func(r *Result) { r.RealNode, r.RealMismatches = true, 1 }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,12 +62,16 @@ func TestResultLine(t *testing.T) {
 			t.Errorf("%q lacks %q", line, want)
 		}
 	}
-	if !strings.HasSuffix(line, " grown=none") {
-		t.Errorf("%q: grown= is last, none when nothing grew", line)
+	if !strings.HasSuffix(line, " grown=none real_node=0 real_mismatches=0") {
+		t.Errorf("%q: grown= is before the real node's fields, none when nothing grew", line)
 	}
 	r.Grown = []string{"hub-a rss", "Event"}
-	if !strings.HasSuffix(r.Line(), " grown=hub-a-rss,Event") {
+	if !strings.Contains(r.Line(), " grown=hub-a-rss,Event ") {
 		t.Errorf("%q: the grown series as their plots are named, comma-separated", r.Line())
+	}
+	r.RealNode, r.RealMismatches = true, 2
+	if !strings.HasSuffix(r.Line(), " real_node=1 real_mismatches=2") {
+		t.Errorf("%q: the real node's fields are last", r.Line())
 	}
 	r.P99.Measured = false
 	if !strings.Contains(r.Line(), "p99_first_ms=NaN p99_last_ms=NaN") {
