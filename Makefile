@@ -33,8 +33,13 @@ manifests: ## Generate CRD YAML and the manager's ClusterRole from kubebuilder m
 	hack/generate.sh manifests
 
 .PHONY: generate
-generate: ## Generate DeepCopy methods of the API types.
+generate: ## Generate DeepCopy methods of the API types, then the references of docs/reference (make docs).
 	hack/generate.sh objects
+	go run ./hack/docs
+
+.PHONY: docs
+docs: ## Generate docs/reference from the code: api.md from the API types (crd-ref-docs), facade.md from apiserver/openapi.json, commands.md from the flags of manager, edge-agent and kubectl edge.
+	go run ./hack/docs
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.

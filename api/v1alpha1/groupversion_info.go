@@ -15,7 +15,9 @@ limitations under the License.
 */
 
 // Package v1alpha1 holds the edge.edgeplane.io/v1alpha1 API: EdgeNode,
-// EdgeService, DeployRecord and ProvisionTemplate.
+// EdgeService, DeployRecord and ProvisionTemplate, which users write and
+// read, and NodeAssignment, which the manager writes for each node's
+// agent.
 // +kubebuilder:object:generate=true
 // +kubebuilder:ac:generate=true
 // +groupName=edge.edgeplane.io

@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
 	"github.com/edgeplane/edgeplane/internal/hubapi"
 )
 
@@ -55,8 +56,8 @@ func TestSystemdUnitFlags(t *testing.T) {
 		t.Fatalf("the unit's flags: %v", err)
 	}
 	// The unit gives the agent the directory its state file defaults to.
-	if !strings.Contains(string(unit), "\nStateDirectory="+filepath.Base(defaultStateDir)+"\n") {
-		t.Fatalf("the unit has no StateDirectory=%s for --state-dir's default %s", filepath.Base(defaultStateDir), defaultStateDir)
+	if !strings.Contains(string(unit), "\nStateDirectory="+filepath.Base(flags.DefaultStateDir)+"\n") {
+		t.Fatalf("the unit has no StateDirectory=%s for --state-dir's default %s", filepath.Base(flags.DefaultStateDir), flags.DefaultStateDir)
 	}
 }
 

@@ -21,7 +21,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -33,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/edgeplane/edgeplane/cmd/manager/flags"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/version"
 )
@@ -49,26 +49,19 @@ func main() {
 
 // run parses the flags and runs the manager until ctx is done.
 func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	o := manager.DefaultOptions()
-	o.AddFlags(fs)
-	var showVersion bool
-	fs.BoolVar(&showVersion, "version", false, "Print the version and exit.")
-	minProcs := fs.Int("min-procs", 4, "Run at least this many Go processors (GOMAXPROCS) when Go would use every CPU and they are fewer: on a machine of few cores, facade requests otherwise wait up to Go's 10 ms preemption behind busy reconcilers. Left alone under a CPU limit or a GOMAXPROCS variable; 0 disables it.")
-	config.RegisterFlags(fs)
-	zopts := zap.Options{}
-	zopts.BindFlags(fs)
+	fs, v := flags.NewFlagSet()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if showVersion {
+	o := v.Options
+	if v.ShowVersion {
 		fmt.Println(version.String("manager"))
 		return nil
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&v.Zap)))
 	klog.SetLogger(ctrl.Log) // k8s.io/apiserver's front-proxy controllers log through klog
 	log := ctrl.Log.WithName("setup")
-	if n, was := goMaxProcs(runtime.GOMAXPROCS(0), runtime.NumCPU(), *minProcs, os.Getenv("GOMAXPROCS") != ""), runtime.GOMAXPROCS(0); n != was {
+	if n, was := goMaxProcs(runtime.GOMAXPROCS(0), runtime.NumCPU(), v.MinProcs, os.Getenv("GOMAXPROCS") != ""), runtime.GOMAXPROCS(0); n != was {
 		runtime.GOMAXPROCS(n)
 		log.Info("Raised GOMAXPROCS above the CPU count", "gomaxprocs", n, "cpus", runtime.NumCPU())
 	}
