@@ -60,7 +60,6 @@ func TestMarkdownLinks(t *testing.T) {
 		return d, err
 	}
 	links := 0
-	known := map[string]bool{}
 	for _, rel := range files {
 		d, err := load(rel)
 		if err != nil {
@@ -68,32 +67,12 @@ func TestMarkdownLinks(t *testing.T) {
 		}
 		for _, l := range d.links {
 			links++
-			problem := checkLink(root, rel, l.dest, load)
-			switch key := rel + " " + l.dest; {
-			case problem == "":
-			case knownBrokenLinks[key]:
-				known[key] = true
-				t.Logf("%s:%d: link %s: %s (known, in knownBrokenLinks)", rel, l.line, l.dest, problem)
-			default:
+			if problem := checkLink(root, rel, l.dest, load); problem != "" {
 				t.Errorf("%s:%d: link %s: %s", rel, l.line, l.dest, problem)
 			}
 		}
 	}
-	for key := range knownBrokenLinks {
-		if !known[key] {
-			t.Errorf("knownBrokenLinks lists %q, which is no longer a broken link: remove it from the list", key)
-		}
-	}
 	t.Logf("%d relative links checked in %d Markdown files", links, len(files))
-}
-
-// knownBrokenLinks are broken links ("file destination") left for their
-// page's authors to settle; the test fails on any other, and on an entry
-// here that is no longer broken.
-var knownBrokenLinks = map[string]bool{
-	// The facade's contract lies outside the repository: a reader of the
-	// repository alone (GitHub) finds no file there.
-	"docs/facade-clients.md ../../shared/DESIGN.md": true,
 }
 
 // markdownFiles lists the repository's Markdown files, relative to root
