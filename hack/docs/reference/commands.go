@@ -53,7 +53,7 @@ func Commands(root string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(b, "## %s\n\n%s\n```\n%s [flags]\n```\n\n", c.name, intro, c.name)
+		fmt.Fprintf(b, "## %s\n\n%s\n```text\n%s [flags]\n```\n\n", c.name, intro, c.name)
 		var fs *flag.FlagSet
 		if c.name == "manager" {
 			fs, _ = managerflags.NewFlagSet()
@@ -67,7 +67,7 @@ func Commands(root string) ([]byte, error) {
 	b.WriteString("### edge-agent join\n\n" +
 		"Joins the device to the edge hub with a one-time token, saves the node's identity in `<state-dir>/hub` and, unless `--run=false`, " +
 		"runs the agent through the hub. `join` comes before the flags. It takes the flags of [edge-agent](#edge-agent) and these:\n\n" +
-		"```\nedge-agent join --hub https://HOST:PORT --token ID.SECRET --ca-cert-hash sha256:<hex> [flags]\n```\n\n")
+		"```text\nedge-agent join --hub https://HOST:PORT --token ID.SECRET --ca-cert-hash sha256:<hex> [flags]\n```\n\n")
 	goFlags(b, join, func(f *flag.Flag) bool { return plain.Lookup(f.Name) == nil })
 
 	cmd := kubectledge.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
@@ -130,12 +130,12 @@ func kubectlCommands(b *strings.Builder, c *cobra.Command) {
 	if desc == "" {
 		desc = c.Short
 	}
-	fmt.Fprintf(b, "%s\n\n```\n%s\n```\n\n", text(ensurePeriod(desc)), c.UseLine())
+	fmt.Fprintf(b, "%s\n\n```text\n%s\n```\n\n", text(ensurePeriod(desc)), c.UseLine())
 	if len(c.Aliases) > 0 {
 		fmt.Fprintf(b, "Aliases: %s.\n\n", code(strings.Join(c.Aliases, ", ")))
 	}
 	if c.Example != "" {
-		fmt.Fprintf(b, "Example:\n\n```\n%s\n```\n\n", strings.Trim(c.Example, "\n"))
+		fmt.Fprintf(b, "Example:\n\n```sh\n%s\n```\n\n", strings.Trim(c.Example, "\n"))
 	}
 	var fs *pflag.FlagSet
 	switch {

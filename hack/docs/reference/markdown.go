@@ -18,6 +18,7 @@ package reference
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -57,9 +58,14 @@ func (s *slugger) slug(heading string) string {
 // mdEscaper escapes what would turn plain text into Markdown or HTML.
 var mdEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `[`, `\[`, `]`, `\]`, `<`, "&lt;", "`", "\\`")
 
-// text is plain text as Markdown, on one line.
+// bareURL is a URL in plain text, less the punctuation that may end its
+// sentence.
+var bareURL = regexp.MustCompile(`https?://[^\s()<>]*[^\s()<>.,;:]`)
+
+// text is plain text as Markdown, on one line; a URL in it becomes an
+// autolink, which Markdown lint asks for.
 func text(s string) string {
-	return mdEscaper.Replace(strings.Join(strings.Fields(s), " "))
+	return bareURL.ReplaceAllString(mdEscaper.Replace(strings.Join(strings.Fields(s), " ")), "<$0>")
 }
 
 // cell is plain text as a Markdown table cell.

@@ -1,4 +1,4 @@
-{{- /* crd-ref-docs v0.3.0's markdown template, unchanged (Apache-2.0, Elasticsearch B.V.): --templates-dir takes every template from one directory. */ -}}
+{{- /* crd-ref-docs v0.3.0's markdown template (Apache-2.0, Elasticsearch B.V.): --templates-dir takes every template from one directory; blank lines around the list, as Markdown lint asks. */ -}}
 {{- define "gvDetails" -}}
 {{- $gv := . -}}
 
@@ -8,9 +8,10 @@
 
 {{- if $gv.Kinds  }}
 ### Resource Types
-{{- range $gv.SortedKinds }}
+
+{{ range $gv.SortedKinds -}}
 - {{ $gv.TypeForKind . | markdownRenderTypeLink }}
-{{- end }}
+{{ end }}
 {{ end }}
 
 {{ range $gv.SortedTypes }}

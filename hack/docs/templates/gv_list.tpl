@@ -9,9 +9,10 @@
 edgeplane's custom resources, field by field, from the Go types and their kubebuilder markers in `api/`. The CRDs of `config/crd/bases` are generated from the same types.
 
 ## Packages
-{{- range $groupVersions }}
+
+{{ range $groupVersions -}}
 - {{ markdownRenderGVLink . }}
-{{- end }}
+{{ end }}
 
 {{ range $groupVersions }}
 {{ template "gvDetails" . }}

@@ -11,16 +11,18 @@
 
 {{ if $type.Validation -}}
 _Validation:_
-{{- range $type.Validation }}
+
+{{ range $type.Validation -}}
 - {{ . }}
-{{- end }}
+{{ end }}
 {{- end }}
 
 {{ if $type.References -}}
 _Appears in:_
-{{- range $type.SortedReferences }}
+
+{{ range $type.SortedReferences -}}
 - {{ markdownRenderTypeLink . }}
-{{- end }}
+{{ end }}
 {{- end }}
 
 {{ if $type.Members -}}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prints the path of markdownlint-cli2, pinned by
+# hack/markdownlint/package-lock.json, installing it from the npm registry
+# (npm ci) into a cache outside the repository on first use. Node.js and
+# npm come from Debian's packages where the machine lacks them. The lint
+# of make test runs it (hack/markdownlint_test.go) with the rules of
+# .markdownlint-cli2.jsonc.
+#
+# markdownlint-cli2 0.22 is the last whose markdownlint runs on Node.js 20,
+# Debian's and this machine's; 0.23 on need Node.js 22.
+set -euo pipefail
+log() { echo "markdownlint: $*" >&2; }
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE_DIR=${EDGEPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgeplane}
+
+if ! command -v npm >/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    "$here/apt-install.sh" nodejs npm
+  else
+    log "no npm; install Debian's nodejs and npm packages (as root: apt-get install nodejs npm)"
+    exit 1
+  fi
+fi
+
+lock=$here/markdownlint/package-lock.json
+dir=$CACHE_DIR/markdownlint-$(sha256sum "$lock" | cut -c1-16)
+bin=$dir/node_modules/.bin/markdownlint-cli2
+if [[ ! -x "$bin" ]]; then
+  mkdir -p "$CACHE_DIR"
+  tmp=$(mktemp -d "$CACHE_DIR/markdownlint.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  cp "$here/markdownlint/package.json" "$lock" "$tmp/"
+  log "installing markdownlint-cli2 into $dir"
+  (cd "$tmp" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) >&2
+  # Another install may have finished first: its copy is as good.
+  mv -T "$tmp" "$dir" 2>/dev/null || true
+fi
+echo "$bin"
