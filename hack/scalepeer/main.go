@@ -63,6 +63,7 @@ func main() {
 	timeout := flag.Duration("timeout", 40*time.Minute, "Give up on one run after this long.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries (make build), for hack/scale.")
 	out := flag.String("out", "dist/scale-peer", "Directory of each run's logs.")
+	figuresPath := flag.String("figures", "", "Write the pairs' figures as a Markdown page here (docs/figures), when both sides ran.")
 	flag.Parse()
 	if !slices.Contains([]string{"both", "peer", "edgeplane"}, *only) || *nodes <= 0 || *pairs <= 0 {
 		fmt.Fprintln(os.Stderr, "scale-peer: --only is both, peer or edgeplane; --nodes and --pairs are positive")
@@ -72,7 +73,10 @@ func main() {
 	// An interrupt ends the run as a failure does: every process it
 	// started is stopped on the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *nodes, *pairs, *viaHub, *only, *timeout, *bin, *out)
+	compared, err := run(ctx, *nodes, *pairs, *viaHub, *only, *timeout, *bin, *out)
+	if err == nil && *figuresPath != "" && len(compared) > 0 {
+		err = figuresPage(*nodes, *pairs, compared).Write(*figuresPath)
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scale-peer:", err)
@@ -80,28 +84,28 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeout time.Duration, bin, out string) error {
+func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeout time.Duration, bin, out string) ([][2]result, error) {
 	out, err := filepath.Abs(out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	var scale, assets string
 	if only != "peer" {
 		tmp, err := os.MkdirTemp("", "edgeplane-scalepeer")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
 		if scale, err = buildScale(ctx, tmp); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if only != "edgeplane" {
 		if assets, err = peerAssets(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var lines []string
@@ -112,7 +116,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 			logFile := filepath.Join(out, fmt.Sprintf("edgeplane-%d-pair%d.log", nodes, k))
 			fmt.Fprintf(os.Stderr, "pair %d: edgeplane's run (hack/scale), its output in %s\n", k, logFile)
 			if ep, err = runEdgeplane(ctx, scale, bin, nodes, viaHub, timeout, logFile); err != nil {
-				return fmt.Errorf("pair %d, edgeplane (log %s): %w", k, logFile, err)
+				return nil, fmt.Errorf("pair %d, edgeplane (log %s): %w", k, logFile, err)
 			}
 			fmt.Println(ep.line)
 			lines = append(lines, ep.line)
@@ -121,7 +125,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 			logDir := filepath.Join(out, fmt.Sprintf("peer-%d-pair%d", nodes, k))
 			fmt.Fprintf(os.Stderr, "pair %d: the peer's run (plain Kubernetes), its components' logs in %s\n", k, logDir)
 			if peer, err = runPeer(ctx, assets, nodes, timeout, logDir); err != nil {
-				return fmt.Errorf("pair %d, peer (logs in %s): %w", k, logDir, err)
+				return nil, fmt.Errorf("pair %d, peer (logs in %s): %w", k, logDir, err)
 			}
 			fmt.Println(peer.line)
 			lines = append(lines, peer.line)
@@ -140,7 +144,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 	if len(compared) > 0 {
 		fmt.Println(summaryLine(nodes, compared))
 	}
-	return nil
+	return compared, nil
 }
 
 // compareLine is one pair's ratios, edgeplane's figure over the peer's:

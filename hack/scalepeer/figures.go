@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The edgeplane Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/edgeplane/edgeplane/test/framework/figures"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
+)
+
+// figuresPage is the pairs' figures as docs/figures/scale-peer-NODES.md:
+// each pair's time, kube-apiserver CPU and writes per instance on both
+// sides and their ratios, then the ratios' medians.
+func figuresPage(nodes, pairs int, compared [][2]result) figures.Page {
+	t := figures.Table{Header: []string{"pair", "every instance running: edgeplane, Kubernetes, ratio",
+		"kube-apiserver CPU per instance: edgeplane, Kubernetes, ratio", "writes per instance: edgeplane, Kubernetes, ratio"}}
+	var times, cpus, writes []float64
+	for k, p := range compared {
+		ep, peer := p[0], p[1]
+		times, cpus, writes = append(times, ep.successS/peer.successS), append(cpus, ep.cpuMsPerInstance/peer.cpuMsPerInstance),
+			append(writes, ep.writesPerInstance/peer.writesPerInstance)
+		t.Rows = append(t.Rows, []string{fmt.Sprint(k + 1),
+			fmt.Sprintf("%.1f s, %.1f s, %.2f", ep.successS, peer.successS, times[k]),
+			fmt.Sprintf("%.2f ms, %.2f ms, %.2f", ep.cpuMsPerInstance, peer.cpuMsPerInstance, cpus[k]),
+			fmt.Sprintf("%.2f, %.2f, %.2f", ep.writesPerInstance, peer.writesPerInstance, writes[k])})
+	}
+	if len(compared) > 1 {
+		t.Rows = append(t.Rows, []string{"median ratio", fmt.Sprintf("%.2f", sortedMedian(times)), fmt.Sprintf("%.2f", sortedMedian(cpus)), fmt.Sprintf("%.2f", sortedMedian(writes))})
+	}
+	cmd := fmt.Sprintf("make scale-peer NODES=%d PAIRS=%d", nodes, pairs)
+	return figures.Page{
+		Title:   fmt.Sprintf("edgeplane beside plain Kubernetes, %d nodes", nodes),
+		Command: cmd,
+		Stamp:   figures.Now(testenv.RepoRoot()),
+		Intro: fmt.Sprintf("%d nodes, %d services or Deployments of 2 instances, edgeplane's side through the edge hub without the facade's readers, "+
+			"then plain Kubernetes on the same kube-apiserver and etcd (docs/scaling.md, \"Beside plain Kubernetes\", says how each is set up). "+
+			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`).", nodes, 5*nodes),
+		Sections: []string{t.String()},
+	}
+}
+
+// sortedMedian is the median of rs, in any order.
+func sortedMedian(rs []float64) float64 {
+	s := slices.Clone(rs)
+	slices.Sort(s)
+	return median(s)
+}
