@@ -43,6 +43,7 @@ func main() {
 	cfg := soak.Config{Log: os.Stdout}
 	flag.StringVar(&cfg.Bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.StringVar(&cfg.Out, "out", "dist/soak", "Directory of samples.csv, a plot per series and every process's log (logs/).")
+	flag.StringVar(&cfg.FiguresPage, "figures", "", "Write the run's figures as a Markdown page here (docs/figures/soak.md), its plots in a folder beside it.")
 	flag.DurationVar(&cfg.Duration, "duration", time.Hour, "How long the churn and the faults go on.")
 	flag.IntVar(&cfg.Nodes, "nodes", 200, "Simulated nodes in the agent that is never cut.")
 	flag.IntVar(&cfg.CutNodes, "cut-nodes", 0, "Simulated nodes in a second agent, cut off and back; 0: a tenth of --nodes, 5 at least.")

@@ -80,3 +80,37 @@ func TestWriteFigures(t *testing.T) {
 		t.Errorf("samples.csv: %q, %v", csv, err)
 	}
 }
+
+func TestWriteFiguresPage(t *testing.T) {
+	out, docs := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "hub-a-rss.svg"), []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(docs, "soak.md")
+	// A plot of an earlier run that this run has no series for goes.
+	if err := os.MkdirAll(filepath.Join(docs, "soak"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "soak", "gone.svg"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Duration: time.Hour, Nodes: 200, Out: out, FiguresPage: page}
+	if err := writeFiguresPage(cfg, Result{Duration: time.Hour, Nodes: 220}, "series  unit\n", "facade readers: p99 2ms"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`make soak DURATION=60m NODES=200`, ", "soak: duration_m=60 nodes=220 ", "facade readers: p99 2ms\n", "series  unit\n```", "![hub-a-rss](soak/hub-a-rss.svg)"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %q:\n%s", want, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(docs, "soak", "hub-a-rss.svg")); err != nil {
+		t.Errorf("the plot is not beside the page: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(docs, "soak", "gone.svg")); !os.IsNotExist(err) {
+		t.Errorf("an earlier run's plot stayed: %v", err)
+	}
+}

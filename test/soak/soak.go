@@ -49,6 +49,9 @@ import (
 
 // Config sizes a run.
 type Config struct {
+	// FiguresPage, if set, is where the run writes its figures as a page
+	// of docs/figures (figuresPage), its plots in a folder beside it.
+	FiguresPage string
 	// Bin holds the manager and edge-agent binaries; Out receives the
 	// samples, the plots and every process's log.
 	Bin, Out string
@@ -296,15 +299,22 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	r.mu.Unlock()
 
-	fmt.Fprintf(cfg.Log, "\nevery series after the first %v, fitted by least squares (docs/soak.md):\n", Warmup)
-	if err := Table(cfg.Log, samples.All(), r.res.Growth, Warmup.Minutes()); err != nil {
+	var table strings.Builder
+	if err := Table(&table, samples.All(), r.res.Growth, Warmup.Minutes()); err != nil {
 		return r.res, err
 	}
+	fmt.Fprintf(cfg.Log, "\nevery series after the first %v, fitted by least squares (docs/soak.md):\n%s", Warmup, table.String())
 	cp99, _ := P99(console.Between(0, cfg.Duration))
-	fmt.Fprintf(cfg.Log, "\nfacade readers: p99 %v in the first %v, %v in the last (%d answered, %d failed); the console's polling: p99 %v (%d answered, %d failed)\n",
+	readersLine := fmt.Sprintf("facade readers: p99 %v in the first %v, %v in the last (%d answered, %d failed); the console's polling: p99 %v (%d answered, %d failed)",
 		r.res.P99.First, w, r.res.P99.Last, r.res.FacadeOK, r.res.FacadeFail, cp99, r.res.ConsoleOK, r.res.ConsoleErr)
+	fmt.Fprintf(cfg.Log, "\n%s\n", readersLine)
 	if err := WriteFigures(cfg.Out, &samples, Warmup.Minutes()); err != nil {
 		return r.res, err
+	}
+	if cfg.FiguresPage != "" {
+		if err := writeFiguresPage(cfg, r.res, table.String(), readersLine); err != nil {
+			return r.res, err
+		}
 	}
 	if Judged(r.res.Growth) == 0 {
 		r.logf("no series judged: a run must go on well past the %v warm-up for its growth to say anything", Warmup)
