@@ -26,8 +26,8 @@ import (
 func TestPage(t *testing.T) {
 	p := Page{
 		Title: "Beside plain Kubernetes", Command: "make scale-peer NODES=250",
-		Stamp: Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores, 24 GiB, linux/amd64"},
-		Intro: "Two runs.",
+		Stamp:    Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores, 24 GiB, linux/amd64"},
+		Intro:    "Two runs.",
 		Sections: []string{Table{Header: []string{"pair", "time"}, Rows: [][]string{{"1", "60.1 s"}}}.String()},
 	}
 	want := "# Beside plain Kubernetes\n\n" +
