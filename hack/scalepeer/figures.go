@@ -21,13 +21,12 @@ import (
 	"slices"
 
 	"github.com/edgeplane/edgeplane/test/framework/figures"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // figuresPage is the pairs' figures as docs/figures/scale-peer-NODES.md:
 // each pair's time, kube-apiserver CPU and writes per instance on both
 // sides and their ratios, then the ratios' medians.
-func figuresPage(nodes, pairs int, compared [][2]result) figures.Page {
+func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) figures.Page {
 	t := figures.Table{Header: []string{"pair", "every instance running: edgeplane, Kubernetes, ratio",
 		"kube-apiserver CPU per instance: edgeplane, Kubernetes, ratio", "writes per instance: edgeplane, Kubernetes, ratio"}}
 	var times, cpus, writes []float64
@@ -47,7 +46,7 @@ func figuresPage(nodes, pairs int, compared [][2]result) figures.Page {
 	return figures.Page{
 		Title:   fmt.Sprintf("edgeplane beside plain Kubernetes, %d nodes", nodes),
 		Command: cmd,
-		Stamp:   figures.Now(testenv.RepoRoot()),
+		Stamp:   stamp,
 		Intro: fmt.Sprintf("%d nodes, %d services or Deployments of 2 instances, edgeplane's side through the edge hub without the facade's readers, "+
 			"then plain Kubernetes on the same kube-apiserver and etcd (docs/scaling.md, \"Beside plain Kubernetes\", says how each is set up). "+
 			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`).", nodes, 5*nodes),

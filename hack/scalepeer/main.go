@@ -38,6 +38,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/edgeplane/edgeplane/test/framework/figures"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // result is what one run measured, on either side: from the first create
@@ -73,9 +76,12 @@ func main() {
 	// An interrupt ends the run as a failure does: every process it
 	// started is stopped on the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Stamped as the run starts: the commit measured, not what the
+	// working tree holds by the end.
+	stamp := figures.Now(testenv.RepoRoot())
 	compared, err := run(ctx, *nodes, *pairs, *viaHub, *only, *timeout, *bin, *out)
 	if err == nil && *figuresPath != "" && len(compared) > 0 {
-		err = figuresPage(*nodes, *pairs, compared).Write(*figuresPath)
+		err = figuresPage(*nodes, *pairs, stamp, compared).Write(*figuresPath)
 	}
 	stop()
 	if err != nil {

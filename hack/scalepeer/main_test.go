@@ -19,6 +19,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/edgeplane/edgeplane/test/framework/figures"
 )
 
 func TestParseScaleLine(t *testing.T) {
@@ -62,10 +64,10 @@ func TestFiguresPage(t *testing.T) {
 	ep := result{nodes: 250, successS: 60, cpuMsPerInstance: 20, writesPerInstance: 4}
 	peer := result{successS: 50, cpuMsPerInstance: 16, writesPerInstance: 8}
 	slow := result{successS: 120, cpuMsPerInstance: 40, writesPerInstance: 4}
-	md := figuresPage(250, 3, [][2]result{{ep, peer}, {slow, peer}, {ep, peer}}).Markdown()
+	md := figuresPage(250, 3, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}, {slow, peer}, {ep, peer}}).Markdown()
 	for _, want := range []string{
 		"# edgeplane beside plain Kubernetes, 250 nodes\n",
-		"`make scale-peer NODES=250 PAIRS=3`, ",
+		"`make scale-peer NODES=250 PAIRS=3`, 2026-11-27, commit abc1234, 2 cores.\n",
 		"| 1 | 60.0 s, 50.0 s, 1.20 | 20.00 ms, 16.00 ms, 1.25 | 4.00, 8.00, 0.50 |\n",
 		"| 2 | 120.0 s, 50.0 s, 2.40 |",
 		"| median ratio | 1.20 | 1.25 | 0.50 |\n",
