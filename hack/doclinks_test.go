@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -34,6 +33,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/edgeplane/edgeplane/hack/docs/reference"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
@@ -125,7 +125,7 @@ func parseMarkdown(path string) (*markdownDoc, error) {
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	doc := md.Parser().Parse(text.NewReader(src))
 	d := &markdownDoc{anchors: map[string]bool{}}
-	var slugs githubSlugger
+	var slugs reference.Slugger
 	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -133,7 +133,7 @@ func parseMarkdown(path string) (*markdownDoc, error) {
 		var dest []byte
 		switch n := n.(type) {
 		case *ast.Heading:
-			d.anchors[slugs.slug(plainText(n, src))] = true
+			d.anchors[slugs.Slug(plainText(n, src))] = true
 			return ast.WalkContinue, nil
 		case *ast.Link:
 			dest = n.Destination
@@ -238,41 +238,9 @@ func lineOf(n ast.Node, src []byte) int {
 	return 1 + bytes.Count(src[:max(offset, 0)], []byte("\n"))
 }
 
-// githubSlugger gives headings the anchors GitHub gives them (its
-// github-slugger): lower case, spaces to -, every character but letters,
-// marks, digits, connector punctuation (_) and - removed; a repeated
-// anchor gets -1, -2, ...
-type githubSlugger struct{ seen map[string]int }
-
-func (s *githubSlugger) slug(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.Pc):
-			b.WriteRune(r)
-		}
-	}
-	if s.seen == nil {
-		s.seen = map[string]int{}
-	}
-	base := b.String()
-	slug := base
-	for {
-		if _, taken := s.seen[slug]; !taken {
-			break
-		}
-		s.seen[base]++
-		slug = fmt.Sprintf("%s-%d", base, s.seen[base])
-	}
-	s.seen[slug] = 0
-	return slug
-}
-
 // TestGitHubSlugger pins the anchors of headings to GitHub's.
 func TestGitHubSlugger(t *testing.T) {
-	var s githubSlugger
+	var s reference.Slugger
 	for _, tc := range []struct{ heading, want string }{
 		{"Testing", "testing"},
 		{"Running the manager", "running-the-manager"},
@@ -285,7 +253,7 @@ func TestGitHubSlugger(t *testing.T) {
 		{"Überblick (v1.2)", "überblick-v12"},
 		{"", ""},
 	} {
-		if got := s.slug(tc.heading); got != tc.want {
+		if got := s.Slug(tc.heading); got != tc.want {
 			t.Errorf("slug(%q) = %q, want %q", tc.heading, got, tc.want)
 		}
 	}

@@ -44,9 +44,9 @@ func Facade(spec []byte) ([]byte, error) {
 
 	// Anchors first, in the order the headings come, so that links may
 	// point forward.
-	var s slugger
+	var s Slugger
 	for _, h := range []string{"Facade API reference", "Conventions", "Endpoints"} {
-		s.slug(h)
+		s.Slug(h)
 	}
 	type op struct{ method, path string }
 	var ops []op
@@ -54,15 +54,15 @@ func Facade(spec []byte) ([]byte, error) {
 		for _, m := range methods {
 			if paths.get(p, m) != nil {
 				ops = append(ops, op{m, p})
-				f.anchors[m+" "+p] = s.slug(opHeading(m, p))
+				f.anchors[m+" "+p] = s.Slug(opHeading(m, p))
 			}
 		}
 	}
-	s.slug("Schemas")
+	s.Slug("Schemas")
 	schemas := doc.get("components", "schemas")
 	if schemas != nil {
 		for _, name := range schemas.keys {
-			f.anchors[schemaRefPrefix+name] = s.slug(name)
+			f.anchors[schemaRefPrefix+name] = s.Slug(name)
 		}
 	}
 

@@ -23,13 +23,14 @@ import (
 	"unicode"
 )
 
-// slugger gives headings the anchors GitHub gives them (github-slugger):
+// Slugger gives headings the anchors GitHub gives them (github-slugger):
 // lower case, spaces to -, every character but letters, marks, digits,
 // connector punctuation (_) and - removed; a repeated anchor gets -1,
-// -2, ...
-type slugger struct{ seen map[string]int }
+// -2, ... The generated pages' links and the docs' link test use it.
+type Slugger struct{ seen map[string]int }
 
-func (s *slugger) slug(heading string) string {
+// Slug is the anchor of the next heading of a page.
+func (s *Slugger) Slug(heading string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(heading) {
 		switch {
