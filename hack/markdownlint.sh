@@ -21,6 +21,13 @@ if ! command -v npm >/dev/null; then
     exit 1
   fi
 fi
+# Debian before 13 ships Node.js 18, on which markdownlint 0.40 does not
+# run: say so rather than fail inside it.
+node_major=$(node --version | sed -E 's/^v([0-9]+).*/\1/')
+if (( node_major < 20 )); then
+  log "Node.js $(node --version) is too old: markdownlint-cli2 0.22 needs Node.js 20 or later"
+  exit 1
+fi
 
 lock=$here/markdownlint/package-lock.json
 dir=$CACHE_DIR/markdownlint-$(sha256sum "$lock" | cut -c1-16)
