@@ -82,15 +82,10 @@ FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRef
 FUZZ_EXECS ?= 1000000
 
 .PHONY: fuzz-long
-fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) and print the counts; a crasher is saved under testdata/fuzz as a seed: commit it.
-	@for t in $(FUZZ_TARGETS); do \
-		log=$$(mktemp); \
-		rc=0; go test -vet=off ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZ_EXECS)x >"$$log" 2>&1 || rc=$$?; \
-		execs=$$(grep -o 'execs: [0-9]*' "$$log" | tail -1 | cut -d' ' -f2 || true); \
-		printf '%-22s %-18s %s executions, %s\n' "$${t#*:}" "$${t%%:*}" "$${execs:-?}" "$$( [ $$rc -eq 0 ] && echo ok || echo FAILED)"; \
-		if [ $$rc -ne 0 ]; then cat "$$log"; rm -f "$$log"; exit 1; fi; \
-		rm -f "$$log"; \
-	done
+fuzz-long: ## Run each fuzz test for FUZZ_EXECS executions (default 1,000,000) and print the counts (fuzz: target= package= executions=), into docs/figures/fuzz-long.md; a crasher is saved under testdata/fuzz as a seed: commit it.
+	@$(FIGURES) --page docs/figures/fuzz-long.md --title "Fuzzing at length" --command "make fuzz-long$(call given,FUZZ_EXECS)" \
+		--intro "Each fuzz test run by the fuzzer for $(FUZZ_EXECS) executions or more without a crasher: a row per target." -- \
+		hack/fuzz-long.sh $(FUZZ_EXECS) $(FUZZ_TARGETS)
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz test for FUZZTIME (default 3000x: executions; or a duration, FUZZTIME=1m).
@@ -166,20 +161,45 @@ undeploy: ## Remove the manager, the edge hub and their RBAC; never the CRDs (yo
 
 ##@ Benchmarks
 
+# Every measurement below writes its figures into a page of docs/figures
+# (the docs link to it): hack/figures runs the command, passes its output
+# through and makes each line of figures it prints (prefix: key=value ...,
+# or a Go benchmark's result) a row of the page's tables, under the command
+# with the parameters given, the date, the commit and the machine. A run
+# that fails or prints no figure writes no page.
+FIGURES = go run ./hack/figures
+# given is " NAME=value" for each variable named in $(1) that was set on
+# the command line or in the environment: a page's --command.
+given = $(if $(call given_words,$(1)), $(call given_words,$(1)))
+given_words = $(strip $(foreach v,$(1),$(if $(and $($(v)),$(filter-out undefined default file automatic,$(origin $(v)))),$(v)=$($(v)))))
+comma := ,
+
 .PHONY: scale
 NODES ?= 1000
 SERVICES ?= 5000
 CONCURRENCY ?= 4
-scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium, the requests/s and bytes/s of one open tab and the node list's size; AGENT_WATCHES=false: without a watch per node; PROFILE=wide: 5 services of one instance per node, then one spec change timed all at once and one in waves, RollingUpdate maxUnavailable 25% (wide: change_s= rolling_change_s= largest_service_kib=); CONVERGE_WITHIN (e.g. 15m): figures of how far it got by then; WRITE_COST=1: before the services, kube-apiserver's CPU per spec change of a 2-instance service with every node watching (writecost: ...); TIMEOUT (20m): the whole run, registration included (give 5,000 nodes 45m); last line: scale: nodes= instances= success_s= writes_per_instance= (from apiserver_request_total, Leases excluded) manager_rss_mib= facade_p99_ms= apiserver_cpu_s= apiserver_cpu_ms_per_instance=; HUB=0: every node straight to the API server with Leases (direct mode) instead of through two edge hub replicas behind a loopback balancer (the default: join: joins= join_s= joins_per_s= writes_per_join=, rest: ... rest_writes_per_s= rest_writes_per_node_min= apiserver_watches= fleet_watches= hub_rss_mib= hub_cpu_ms_per_node_s=); KILL_HUB=1: at rest, kill -9 one hub replica (hub_kill: nodes= moved= reconnected_s= declared_offline=) before the services; REST_ONLY=1: stop after the figures at rest (REST_WINDOW, 60s); past 8,000 nodes the balancer runs in processes of its own sharing one port; DEVICES_NICE (1-19): the simulated devices and the balancer at that CPU priority
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(WRITE_COST),--write-cost) $(if $(HUB),--hub=$(HUB)) $(if $(KILL_HUB),--kill-hub) $(if $(REST_ONLY),--rest-only) $(if $(REST_WINDOW),--rest-window $(REST_WINDOW)) $(if $(DEVICES_NICE),--devices-nice $(DEVICES_NICE))
+# make scale's page of figures: scale-NODES, then -wide with PROFILE=wide,
+# -rest with REST_ONLY=1, -direct with HUB=0.
+SCALE_PAGE = scale-$(NODES)$(if $(filter wide,$(PROFILE)),-wide)$(if $(REST_ONLY),-rest)$(if $(filter 0 false,$(HUB)),-direct)
+scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynamic services x 2 (5,000), the manager's --concurrency CONCURRENCY (4, its default), CPU profiles into PROFILES if set, a read replica's facade loaded too with REPLICA=1, the API server stopped for OUTAGE (e.g. 60s) after convergence with the writes of the minute after; CONSOLE=1: the web console's first complete overview in headless Chromium, the requests/s and bytes/s of one open tab and the node list's size; AGENT_WATCHES=false: without a watch per node; PROFILE=wide: 5 services of one instance per node, then one spec change timed all at once and one in waves, RollingUpdate maxUnavailable 25% (wide: change_s= rolling_change_s= largest_service_kib=); CONVERGE_WITHIN (e.g. 15m): figures of how far it got by then; WRITE_COST=1: before the services, kube-apiserver's CPU per spec change of a 2-instance service with every node watching (writecost: ...); TIMEOUT (20m): the whole run, registration included (give 5,000 nodes 45m); last line: scale: nodes= instances= success_s= writes_per_instance= (from apiserver_request_total, Leases excluded) manager_rss_mib= facade_p99_ms= apiserver_cpu_s= apiserver_cpu_ms_per_instance=; HUB=0: every node straight to the API server with Leases (direct mode) instead of through two edge hub replicas behind a loopback balancer (the default: join: joins= join_s= joins_per_s= writes_per_join=, rest: ... rest_writes_per_s= rest_writes_per_node_min= apiserver_watches= fleet_watches= hub_rss_mib= hub_cpu_ms_per_node_s=); KILL_HUB=1: at rest, kill -9 one hub replica (hub_kill: nodes= moved= reconnected_s= declared_offline=) before the services; REST_ONLY=1: stop after the figures at rest (REST_WINDOW, 60s); BALANCER=kernel (the default: DNAT rules in the nat table, as kube-proxy does for a Service; needs root and iptables, else a process) or process (a loopback proxy, in processes of its own sharing one port past 8,000 nodes); DEVICES_NICE (1-19): the simulated devices and the balancer at that CPU priority; the figures into docs/figures/scale-NODES.md, -wide, -rest, -direct appended with PROFILE=wide, REST_ONLY=1, HUB=0 (scale-5000-rest.md)
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/$(SCALE_PAGE).md \
+		--title "The scale run at $(NODES) nodes$(if $(filter wide,$(PROFILE)),$(comma) wide)$(if $(REST_ONLY),$(comma) at rest only)$(if $(filter 0 false,$(HUB)),$(comma) direct mode)" \
+		--command "make scale$(call given,NODES SERVICES CONCURRENCY PROFILES REPLICA OUTAGE CONSOLE AGENT_WATCHES PROFILE CONVERGE_WITHIN TIMEOUT WRITE_COST HUB KILL_HUB REST_ONLY REST_WINDOW DEVICES_NICE BALANCER)" \
+		--intro "$(NODES) simulated nodes $(if $(filter 0 false,$(HUB)),straight to kube-apiserver with Leases (direct mode),through two edge hub replicas)$(if $(REST_ONLY),$(comma) at rest only,$(comma) then $(if $(filter wide,$(PROFILE)),5 services of one instance per node,$(SERVICES) dynamic services of 2 instances)). A table per kind of line the run printed: rest: at rest, join: the joins through the hub, scale: the services until every instance ran, curve: the point of make scale-curve, and those its parameters add." -- \
+		go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(WRITE_COST),--write-cost) $(if $(HUB),--hub=$(HUB)) $(if $(KILL_HUB),--kill-hub) $(if $(REST_ONLY),--rest-only) $(if $(REST_WINDOW),--rest-window $(REST_WINDOW)) $(if $(DEVICES_NICE),--devices-nice $(DEVICES_NICE)) $(if $(BALANCER),--balancer $(BALANCER))
 
 .PHONY: chaos
-chaos: build ## The chaos run: 50 services, 1,000 spec changes, each leading manager killed once it led 6 s; prints duplicates, missing versions and convergence time.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/chaos --services 50 --changes 1000
+chaos: build ## The chaos run: 50 services, 1,000 spec changes, each leading manager killed once it led 6 s; prints duplicates, missing versions and convergence time (chaos: ...), into docs/figures/chaos.md.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/chaos.md --title "The chaos run" --command "make chaos" \
+		--intro "50 services, 1,000 spec changes, each leading manager killed once it led 6 s: kills, versions recorded twice or missing, and the time to converge after the last kill." -- \
+		go run ./hack/chaos --services 50 --changes 1000
 
 .PHONY: chaos-edge
-chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s rolled out in waves (a canary, then a node at a time, autoRollback), 5 of them to an image that fails on simulated nodes, every replacement pulling its image (2 s on simulated nodes, from a registry on the real one), while the real agent's link is cut 10 times, its engine restarted 5 times, the agent SIGKILLed 10 times and its registry link stalled 5 times, and one of the two edge hub replicas every device joined SIGKILLed 5 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= pull_stalls= hub_kills= bad_images= rollbacks= duplicates= orphans= lost_changes= offline= converge_s=
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
+chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (ENGINE=docker for Docker Engine) and 20 simulated nodes; 3 minutes of changes at 2/s rolled out in waves (a canary, then a node at a time, autoRollback), 5 of them to an image that fails on simulated nodes, every replacement pulling its image (2 s on simulated nodes, from a registry on the real one), while the real agent's link is cut 10 times, its engine restarted 5 times, the agent SIGKILLed 10 times and its registry link stalled 5 times, and one of the two edge hub replicas every device joined SIGKILLed 5 times; last line: edge-chaos: cuts= engine_restarts= agent_kills= pull_stalls= hub_kills= bad_images= rollbacks= duplicates= orphans= lost_changes= offline= converge_s=; into docs/figures/chaos-edge.md (chaos-edge-docker.md with ENGINE=docker)
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/chaos-edge$(if $(filter docker,$(ENGINE)),-docker).md \
+		--title "The edge chaos run$(if $(filter docker,$(ENGINE)), on Docker Engine)" --command "make chaos-edge$(call given,ENGINE)" \
+		--intro "The manager, a real agent on $(if $(filter docker,$(ENGINE)),Docker Engine,Podman) and 20 simulated nodes through two edge hub replicas, 3 minutes of changes rolled out in waves while the real agent's link is cut, its engine restarted, the agent and a hub replica SIGKILLed and its registry link stalled: faults injected, changes recorded twice, orphans, lost changes and the time to converge." -- \
+		go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
 
 .PHONY: soak
 soak: build ## The soak run (docs/soak.md): for DURATION (60m), NODES simulated nodes (200) and a tenth more cut off and back every 2 minutes (SIGSTOP of their agent or their link cut, 15 s), and one real-engine node (a real edge-agent on Podman, ENGINE=docker for Docker Engine, ENGINE=none for none; an engine that cannot be started is said and left out) whose 2 static services change every 2 minutes each, through two edge hub replicas; two managers with leader election and the facade, the leader SIGKILLed every 5 minutes, a read replica, kube-apiserver stopped 30 s every 20 minutes; one churn action a second on NODES/2 services (edits, versions and scaling through the facade, rollouts in waves paused and resumed, rollbacks, failing images rolled back by the manager), a service with its folder and template created through the facade every 30 s and deleted past 4; facade readers at 20 requests/s and the console's polling every 5 s; every minute each process's RSS, goroutines and open files, the count of each kind of object, of the real engine's containers and etcd's database in use; a table, samples.csv and a plot per series into OUT (dist/soak), and, for the hour's run (DURATION=60m), the page docs/figures/soak.md with its plots; last line: soak: duration_m= nodes= changes= failovers= cuts= apiserver_pauses= ... records_over_limit= unconverged= missing= duplicates= p99_first_ms= p99_last_ms= judged= grown= real_node= real_mismatches=; exits non-zero when a series' fitted line grows after the first 10 minutes beyond its tolerance (a run of 12 minutes or less judges none: judged=0), a version is missing or recorded twice, a service keeps more records than its revisionHistoryLimit or does not settle, the readers' p99 in the last 10 minutes is over twice the first's, or the real engine holds other containers at the end than one per instance of its node at its service's current spec
@@ -193,45 +213,59 @@ SOAK_NODES = $(if $(filter file,$(origin NODES)),200,$(NODES))
 SOAK_OUT = $(if $(filter file,$(origin OUT)),dist/soak,$(OUT))
 
 .PHONY: scale-curve
-scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms= apiserver_ms_per_change= (kube-apiserver CPU per spec change of a 2-instance service, with every node watching: --write-cost); CSV, SVG plots and logs into OUT (dist/scale-curve; sizes measured before and not run again are kept); a size not converged within CONVERGE_WITHIN (30m) gets success_s=NaN and keeps its other figures; through two edge hub replicas unless HUB=0 (direct mode), with hub= rest_writes_per_node_min= apiserver_watches= hub_rss_mib= hub_cpu_ms_per_node_s= join_s= joins_per_s= writes_per_join= (NaN in direct mode); direct and hub points are kept apart and plotted side by side
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(HUB),--hub=$(HUB))
+scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,5000), 5 services x 2 per node; one line per size: curve: nodes= online_s= instances= success_s= rest_writes_per_s= apiserver_rss_mib= apiserver_cpu_ms_per_node_s= manager_rss_mib= facade_p99_ms= apiserver_ms_per_change= (kube-apiserver CPU per spec change of a 2-instance service, with every node watching: --write-cost); CSV, SVG plots and logs into OUT (dist/scale-curve; sizes measured before and not run again are kept); a size not converged within CONVERGE_WITHIN (30m) gets success_s=NaN and keeps its other figures; through two edge hub replicas unless HUB=0 (direct mode), with hub= rest_writes_per_node_min= apiserver_watches= hub_rss_mib= hub_cpu_ms_per_node_s= join_s= joins_per_s= writes_per_join= (NaN in direct mode); direct and hub points are kept apart and plotted side by side; the run's lines into docs/figures/scale-curve.md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/scale-curve.md --title "The scale curve" \
+		--command "make scale-curve$(call given,SIZES OUT CONVERGE_WITHIN HUB)" \
+		--intro "The scale run at each of $(SIZES) nodes, 5 services of 2 instances per node, $(if $(filter 0 false,$(HUB)),straight to kube-apiserver (direct mode),through two edge hub replicas): a row per size run (NaN: not measured in this mode, or not converged within the time given). The CSV and plots of every size measured are in $(OUT)." -- \
+		go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(HUB),--hub=$(HUB))
 
 # make scale-curve's node counts and output directory.
 SIZES ?= 250,500,1000,2000,5000
 OUT ?= dist/scale-curve
 
 .PHONY: gateway-sim
-gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=
-	go run ./hack/gatewaysim
+gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=; into docs/figures/gateway-sim.md
+	$(FIGURES) --page docs/figures/gateway-sim.md --title "The heartbeat gateway, simulated" --command "make gateway-sim" \
+		--intro "A fleet's heartbeat trace replayed through a heartbeat gateway (internal/heartbeat), for 1,000 to 100,000 nodes: its API writes against those of Lease renewals, and how long it takes to detect a node gone." -- \
+		go run ./hack/gatewaysim
 
 .PHONY: scale-peer
 scale-peer: build ## The same workload on edgeplane (the scale run, through the hub unless HUB=0) and on plain Kubernetes (kube-controller-manager, kube-scheduler and kwok nodes, built by hack/peer-assets.sh at the version of kube-apiserver) on the same kube-apiserver and etcd with the same flags, one after the other, PAIRS pairs (3) at NODES nodes (1,000; 5 services or Deployments x 2 per node); lines: scale: ... (edgeplane's); peer: system=kubernetes nodes= instances= success_s= apiserver_cpu_s= apiserver_cpu_ms_per_instance= writes_per_instance= writes_per_instance_with_leases= rest_apiserver_cpu_ms_per_node_s=; after each pair compare: pair= nodes= edgeplane_success_s= peer_success_s= time_ratio= edgeplane_apiserver_cpu_ms_per_instance= peer_apiserver_cpu_ms_per_instance= cpu_ratio= edgeplane_writes_per_instance= peer_writes_per_instance= writes_ratio= (edgeplane over Kubernetes); at the end summary: pairs= nodes= time_ratio_median= _min= _max= cpu_ratio_... writes_ratio_...; the pairs' figures into docs/figures/scale-peer-NODES.md (when both sides ran); ONLY=peer or ONLY=edgeplane runs one side; edgeplane's side runs without the facade's readers (the peer has none); TIMEOUT (40m) per run; logs into dist/scale-peer
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" PEER_ASSETS="$$(hack/peer-assets.sh)" go run ./hack/scalepeer --nodes $(or $(NODES),1000) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(HUB),--hub=$(HUB)) $(if $(ONLY),--only $(ONLY)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) --figures docs/figures/scale-peer-$(or $(NODES),1000).md
 
 .PHONY: channel-cost
-channel-cost: ## The server's cost per device heartbeat for NODES devices (1,000), each on its own mutual-TLS connection with its own certificate, beating every 10 s, two ways one after the other: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc); the server in its own process, its CPU measured over 60 s once every device has beaten; a line per way: channel: way= nodes= beats= server_cpu_ms_per_beat= server_cpu_ms_per_node_s= server_rss_mib= server_kib_per_node= client_cpu_ms_per_beat= connect_s= errors= (errors must be 0)
-	go run ./hack/channelcost $(if $(NODES),--nodes $(NODES))
+channel-cost: ## The server's cost per device heartbeat for NODES devices (1,000), each on its own mutual-TLS connection with its own certificate, beating every 10 s, two ways one after the other: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc); the server in its own process, its CPU measured over 60 s once every device has beaten; a line per way: channel: way= nodes= beats= server_cpu_ms_per_beat= server_cpu_ms_per_node_s= server_rss_mib= server_kib_per_node= client_cpu_ms_per_beat= connect_s= errors= (errors must be 0); into docs/figures/channel-cost.md
+	$(FIGURES) --page docs/figures/channel-cost.md --title "The cost of a heartbeat channel" --command "make channel-cost$(call given,NODES)" \
+		--intro "The server's cost per device heartbeat for $(NODES) devices, each on its own mutual-TLS connection beating every 10 s, two ways: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc)." -- \
+		go run ./hack/channelcost $(if $(NODES),--nodes $(NODES))
 
 .PHONY: watch-cost
-watch-cost: ## kube-apiserver's CPU per write with WATCHERS agents watching (250,1000,5000), two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name; a line per size and way: watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/watchcost --watchers $(WATCHERS)
+watch-cost: ## kube-apiserver's CPU per write with WATCHERS agents watching (250,1000,5000), two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name; a line per size and way: watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=; into docs/figures/watch-cost.md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/watch-cost.md --title "The cost of the agents' watches" --command "make watch-cost$(call given,WATCHERS)" \
+		--intro "kube-apiserver's CPU per write with $(WATCHERS) agents watching, two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name." -- \
+		go run ./hack/watchcost --watchers $(WATCHERS)
 
 WATCHERS ?= 250,1000,5000
 
 .PHONY: report-cost
-report-cost: ## kube-apiserver's CPU per agent report (a node's status write) for CONTAINERS containers on the node (6,50), written as the agent writes it (a server-side apply) and, for comparison, as a JSON merge patch; a line per size and way: reportcost: way= containers= reports= apiserver_cpu_ms_per_report= object_bytes= managed_fields_bytes=
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/reportcost --containers $(CONTAINERS) --way apply
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/reportcost --containers $(CONTAINERS) --way merge
+report-cost: ## kube-apiserver's CPU per agent report (a node's status write) for CONTAINERS containers on the node (6,50), written as the agent writes it (a server-side apply) and, for comparison, as a JSON merge patch; a line per size and way: reportcost: way= containers= reports= apiserver_cpu_ms_per_report= object_bytes= managed_fields_bytes=; into docs/figures/report-cost.md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/report-cost.md --title "The cost of an agent's report" --command "make report-cost$(call given,CONTAINERS)" \
+		--intro "kube-apiserver's CPU per agent report (a node's status write) for $(CONTAINERS) containers on the node, written as the agent writes it (a server-side apply) and, for comparison, as a JSON merge patch." -- \
+		bash -ec "go run ./hack/reportcost --containers $(CONTAINERS) --way apply; go run ./hack/reportcost --containers $(CONTAINERS) --way merge"
 
 CONTAINERS ?= 6,50
 
 .PHONY: bench-aggregated
-bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/aggbench --nodes $(or $(NODES),1000)
+bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=; into docs/figures/bench-aggregated.md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench-aggregated.md --title "The facade both ways in" --command "make bench-aggregated$(call given,NODES)" \
+		--intro "The facade side by side on one kube-apiserver configured for aggregation with $(or $(NODES),1000) EdgeNodes: direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10)." -- \
+		go run ./hack/aggbench --nodes $(or $(NODES),1000)
 
 .PHONY: outage
-outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after.
-	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./test/e2e/outage -count=1 -v -run TestAPIServerOutage
+outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after (outage: ...), into docs/figures/outage.md.
+	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/outage.md --title "The API server stopped" --command "make outage" \
+		--intro "kube-apiserver stopped (SIGSTOP) for 60 s under the manager and the facade: the reads the facade answered from its cache and their latency, the writes it answered 503, its goroutines and heap before, a third in and at the end, and the time to converge once the API server resumed." -- \
+		go test ./test/e2e/outage -count=1 -v -run TestAPIServerOutage
 
 .PHONY: slow-pull
 slow-pull: ## The real-engine pull spec with a SLOW_PULL (2m) pull instead of make test's 8 s, on Podman and Docker Engine side by side: the node stays online, another service runs, the progress shows.
@@ -240,10 +274,13 @@ slow-pull: ## The real-engine pull spec with a SLOW_PULL (2m) pull instead of ma
 SLOW_PULL ?= 2m
 
 .PHONY: bench-agent
-bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go run ./hack/agentbench --changes 20 --containers 20
+bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers, into docs/figures/bench-agent.md.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench-agent.md --title "The agent on real engines" --command "make bench-agent" \
+		--intro "The agent on Podman and Docker Engine next to the simulator: a spec change to running (p50, p90, max of 20), 20 images pulled at once with one pull stalled, and the first engine's agent's RSS and CPU with 20 containers." -- \
+		go run ./hack/agentbench --changes 20 --containers 20
 
 .PHONY: bench
-bench: ## Run the benchmarks on envtest and print their figures.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./controllers -run '^$$' -bench . -benchtime 3x
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./apiserver -run '^$$' -bench . -benchtime 2s
+bench: ## Run the benchmarks on envtest and print their figures, into docs/figures/bench.md.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench.md --title "Benchmarks" --command "make bench" \
+		--intro "The benchmarks of ./controllers (3 iterations each) and ./apiserver (2 s each) on envtest: a table per package, a row per benchmark, a column per unit." -- \
+		bash -ec "go test ./controllers -run '^\$$' -bench . -benchtime 3x; go test ./apiserver -run '^\$$' -bench . -benchtime 2s"

@@ -24,6 +24,10 @@ limitations under the License.
 //     successful at the new revision, which needs the agent to have
 //     replaced the container and seen the new one running;
 //   - the first engine's agent's RSS and CPU while it runs M real containers.
+//
+// Each part's figures are printed for reading, then as lines of key=value
+// (agentbench: per runtime, agentbench-pull:, agentbench-agent:), the
+// tables of docs/figures/bench-agent.md.
 package main
 
 import (
@@ -137,6 +141,9 @@ func run(ctx context.Context, engines []string, changes, containers, images int,
 
 	fmt.Printf("spec change to running, %d changes each (the controller shows the instance successful at the new revision):\n", changes)
 	fmt.Printf("  %-8s %8s %8s %8s\n", "runtime", "p50", "p90", "max")
+	// The same figures as lines of key=value (make bench-agent's page),
+	// after the table.
+	var latencies []string
 	for _, rt := range runtimes {
 		took, err := specChanges(ctx, c, "lat-"+rt, "bench-"+rt, changes)
 		if err != nil {
@@ -144,6 +151,11 @@ func run(ctx context.Context, engines []string, changes, containers, images int,
 		}
 		slices.Sort(took)
 		fmt.Printf("  %-8s %8s %8s %8s\n", rt, pct(took, 50), pct(took, 90), took[len(took)-1])
+		latencies = append(latencies, fmt.Sprintf("agentbench: runtime=%s changes=%d p50_s=%.2f p90_s=%.2f max_s=%.2f",
+			rt, changes, pct(took, 50).Seconds(), pct(took, 90).Seconds(), took[len(took)-1].Seconds()))
+	}
+	for _, l := range latencies {
+		fmt.Println(l)
 	}
 
 	// One image's pull stalled among 20 images on one node: the others run
@@ -159,6 +171,8 @@ func run(ctx context.Context, engines []string, changes, containers, images int,
 		}
 		fmt.Printf("%d images on %s, one pull stalled: the other %d run after %s; Lease renewal gaps at most %s (%s the renew interval %s + 1 s)\n",
 			images, engines[0], images-1, others.Round(time.Millisecond), gap.Round(time.Millisecond), verdict, renew)
+		fmt.Printf("agentbench-pull: engine=%s images=%d stalled=1 others_running_s=%.2f renew_gap_max_s=%.2f renew_interval_s=%.0f\n",
+			engines[0], images, others.Seconds(), gap.Seconds(), renew.Seconds())
 	}
 
 	// The agent of the first engine with M real containers: its resident
@@ -216,6 +230,8 @@ func run(ctx context.Context, engines []string, changes, containers, images int,
 	}
 	fmt.Printf("agent on %s with %d real containers, over %s: peak RSS %.1f MiB, CPU %.2f%% of one core; the EdgeNode written %d times (figures every 10 s, reported when they move)\n",
 		engines[0], containers+1, window, float64(peak)/(1<<20), float64(cpu1-cpu0)/float64(window)*100, writes)
+	fmt.Printf("agentbench-agent: engine=%s containers=%d window_s=%.0f rss_mib=%.1f cpu_pct=%.2f node_writes=%d\n",
+		engines[0], containers+1, window.Seconds(), float64(peak)/(1<<20), float64(cpu1-cpu0)/float64(window)*100, writes)
 	return nil
 }
 

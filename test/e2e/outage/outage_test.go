@@ -219,7 +219,15 @@ func TestAPIServerOutage(t *testing.T) {
 	code, _ = call(http.MethodGet, reads[0], stranger, nil)
 	g.Expect(code).To(Equal(http.StatusForbidden), "a token with no role is refused once it can be checked")
 	g.Eventually(func() int { n, _ := sample(); return n }, time.Minute).Should(BeNumerically("<=", goroutines0+20))
-	t.Logf("converged %s after the API server resumed", time.Since(recovered).Round(time.Millisecond))
+	converged := time.Since(recovered)
+	t.Logf("converged %s after the API server resumed", converged.Round(time.Millisecond))
+	// The figures as one line of key=value: make outage's page
+	// (docs/figures/outage.md).
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	t.Logf("outage: stopped_s=%.0f reads_ok=%d reads_failed=%d read_p50_ms=%.1f read_p99_ms=%.1f read_max_ms=%.1f writes_503=%d write_slowest_ms=%.0f"+
+		" goroutines_before=%d goroutines_third=%d goroutines_end=%d heap_mib_before=%.1f heap_mib_third=%.1f heap_mib_end=%.1f converge_s=%.1f",
+		outage.Seconds(), readsOK, readsFailed, ms(readTimes[len(readTimes)/2]), ms(readTimes[len(readTimes)*99/100]), ms(readTimes[len(readTimes)-1]), writes, ms(slowestWrite),
+		goroutines0, third.goroutines, goroutines1, mib(heap0), mib(third.heap), mib(heap1), converged.Seconds())
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -34,13 +34,22 @@ import (
 // Stamp says when, at which commit and on what machine figures were made.
 type Stamp struct{ Date, Commit, Machine string }
 
-// Now is the stamp of a run made now in the repository at root.
+// Now is the stamp of a run made now in the repository at root. The
+// commit is "-dirty" when the code differs from it; Markdown does not
+// count, since the figures pages and the docs change while runs are made.
 func Now(root string) Stamp {
 	commit := "unknown"
-	cmd := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=7")
-	cmd.Dir = root
-	if out, err := cmd.Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if head, err := git("rev-parse", "--short=7", "HEAD"); err == nil {
+		commit = head
+		if changed, err := git("status", "--porcelain", "--", ".", ":(exclude)*.md"); err != nil || changed != "" {
+			commit += "-dirty"
+		}
 	}
 	return Stamp{Date: time.Now().UTC().Format("2006-01-02"), Commit: commit, Machine: machine()}
 }

@@ -18,6 +18,7 @@ package figures
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +48,50 @@ func TestPage(t *testing.T) {
 	}
 	if s := Now(".").Machine; !strings.Contains(s, "cores") {
 		t.Errorf("machine %q", s)
+	}
+}
+
+// The commit of a stamp is dirty when code changed, not when Markdown did:
+// pages are written and docs edited while the runs are made.
+func TestNowDirtyOnlyWithCode(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("main.go", "package main\n")
+	write("docs/a.md", "# A\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "one")
+	head := git("rev-parse", "--short=7", "HEAD")
+	for _, step := range []struct {
+		name, file, want string
+	}{
+		{"clean", "", head},
+		{"a page of docs changed", "docs/a.md", head},
+		{"a new page", "docs/figures/b.md", head},
+		{"code changed", "main.go", head + "-dirty"},
+	} {
+		if step.file != "" {
+			write(step.file, "changed\n")
+		}
+		if got := Now(dir).Commit; got != step.want {
+			t.Errorf("%s: commit %q, want %q", step.name, got, step.want)
+		}
 	}
 }
