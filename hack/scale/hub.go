@@ -64,14 +64,26 @@ type hubRun struct {
 	// balancers are the balancer's processes, when it is not in this one
 	// (more devices than one process may hold the sockets of).
 	balancers map[string]int
+	// kernel is the balancer when the kernel balances.
+	kernel *kernelBalancer
 }
 
 // startHubs runs replicas hub replicas for a fleet of nodes and waits
 // until each serves; self is this binary, which balancer processes run.
-func startHubs(ctx context.Context, c client.Client, dir, bin, self, kubeconfig string, replicas, nodes int, balancerApart bool) (*hubRun, error) {
+func startHubs(ctx context.Context, c client.Client, dir, bin, self, kubeconfig string, replicas, nodes int, kernel, balancerApart bool) (*hubRun, error) {
 	h := &hubRun{balancers: map[string]int{}}
 	var front func([]string) (string, func(), error)
-	if n := balancerProcs(nodes, balancerApart); n > 0 {
+	switch n := balancerProcs(nodes, balancerApart); {
+	case kernel:
+		front = func(targets []string) (string, func(), error) {
+			k, err := startKernelBalancer(ctx, targets)
+			if err != nil {
+				return "", nil, err
+			}
+			h.kernel = k
+			return k.vip, k.Close, nil
+		}
+	case n > 0:
 		front = balancers(ctx, dir, self, n, h.balancers)
 	}
 	for i := range replicas {
@@ -241,6 +253,13 @@ func killHub(ctx context.Context, view cache.Cache, h *hubRun, nodes int) (strin
 	killed := time.Now()
 	if err := h.Kill(0); err != nil {
 		return "", err
+	}
+	// The replica's endpoint leaves the Service, as kube-proxy is told
+	// once its Pod is gone; a balancer process passes over it by itself.
+	if h.kernel != nil {
+		if err := h.kernel.SetTargets(ctx, h.Addrs[1:]); err != nil {
+			return "", err
+		}
 	}
 	holder := hubapi.HolderPrefix + survivor
 	onSurvivor := 0

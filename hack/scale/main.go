@@ -84,6 +84,7 @@ func main() {
 	flag.DurationVar(&convergeWithin, "converge-within", 0, "Stop waiting for every instance after this long and report the figures of that time, success_s NaN; 0 waits until --timeout.")
 	balance := flag.String("balance", "", "Balance the socket handed down as descriptor 3 over these hub replicas, comma-separated (the run starts itself so for fleets of more than 8,000 devices).")
 	trivialHandler := flag.String("trivial-handler", "", "Serve only a trivial handler on this address (the run starts itself so).")
+	balancer := flag.String("balancer", "kernel", "How the devices reach the hub replicas through one address: kernel (DNAT rules in the nat table, as kube-proxy's iptables mode does for a Service; needs root and iptables, else a balancer process is used and said) or process (a loopback proxy in this process, or processes of its own past 8,000 devices, that copies every byte).")
 	devicesNice := flag.Int("devices-nice", 0, "Run the simulated devices and the hub's balancer (then in a process of its own) at this nice value (1-19), so that they take only the CPU the control plane leaves, as devices and a load balancer with CPUs of their own would.")
 	facadeLoad := flag.Bool("facade-load", true, "Load the facade with readers while the services converge (false: the rollout alone, as make scale-peer compares it with plain Kubernetes, which has no such readers).")
 	flag.BoolVar(&withReplica, "replica", false, "Also run a read replica (the manager with --controllers=false) and load its facade like the leader's.")
@@ -122,7 +123,13 @@ func main() {
 	// The simulator holds a socket per device, and so does this process
 	// while the balancer is in it (twice); processes inherit the limit.
 	want := nodes + 4096
-	if balancerProcs(nodes, *devicesNice > 0) == 0 {
+	if *balancer == "kernel" {
+		if err := kernelBalancing(context.Background()); err != nil {
+			fmt.Fprintf(os.Stderr, "scale: the kernel cannot balance here (%v): a balancer process instead\n", err)
+			*balancer = "process"
+		}
+	}
+	if *balancer == "process" && balancerProcs(nodes, *devicesNice > 0) == 0 {
 		want += 2 * nodes
 	}
 	raiseFileLimit(want)
@@ -133,7 +140,7 @@ func main() {
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
 		withReplica: withReplica, facadeLoad: *facadeLoad, devicesNice: *devicesNice, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
-		hub: viaHub, killHub: killHub, restOnly: restOnly}); err != nil {
+		hub: viaHub, kernelBalancer: *balancer == "kernel", killHub: killHub, restOnly: restOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		cancel()
 		stopSignals()
@@ -181,6 +188,9 @@ type runOptions struct {
 	// hub runs the fleet through two hub replicas; killHub kills one at
 	// rest; restOnly stops after the figures at rest.
 	hub, killHub, restOnly bool
+	// kernelBalancer balances the devices over the hub replicas with DNAT
+	// rules rather than a balancer process.
+	kernelBalancer bool
 }
 
 func run(ctx context.Context, o runOptions) error {
@@ -252,10 +262,13 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	if o.hub {
-		if hub, err = startHubs(ctx, c, dir, bin, self, hubKubeconfig, 2, nodes, o.devicesNice > 0); err != nil {
+		if hub, err = startHubs(ctx, c, dir, bin, self, hubKubeconfig, 2, nodes, o.kernelBalancer, o.devicesNice > 0); err != nil {
 			return err
 		}
 		defer hub.Stop()
+		if hub.kernel != nil {
+			fmt.Printf("the devices reach the hub replicas at %s through the kernel's DNAT rules (chain %s), as through a Service with kube-proxy\n", hub.kernel.vip, hub.kernel.chain)
+		}
 		ids := filepath.Join(dir, "identities")
 		if joined, err = joinFleet(ctx, cfg, hub, simNodes(nodes), ids); err != nil {
 			return err
