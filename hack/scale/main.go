@@ -355,7 +355,9 @@ func run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	online := time.Since(agentStarted)
-	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), procs.CPUUse(registeringAll, procs.CPUTimes(all), 0))
+	registered := procs.CPUTimes(all)
+	fmt.Printf("%d nodes registered and online %v after the agent started; CPU meanwhile:%s\n", nodes, online.Round(100*time.Millisecond), procs.CPUUse(registeringAll, registered, 0))
+	fmt.Println(onlineLine(nodes, online, registeringAll, registered, goruntime.NumCPU()))
 	if hub != nil {
 		// Every device's watch of its assignment open at a replica: the
 		// hub's share of what the agents cost.
