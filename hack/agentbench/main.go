@@ -246,11 +246,11 @@ func specChanges(ctx context.Context, c client.Client, name, node string, n int)
 	}
 	took := make([]time.Duration, 0, n)
 	for i := range n {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
-			return nil, err
-		}
+		// A patch of the spec alone, as a user's edit: the controller's
+		// status writes in between do not conflict with it.
+		base := svc.DeepCopy()
 		svc.Spec.Config.Linux.Env = []string{"CHANGE=" + strconv.Itoa(i+1)}
-		if err := c.Update(ctx, svc); err != nil {
+		if err := c.Patch(ctx, svc, client.MergeFrom(base)); err != nil {
 			return nil, err
 		}
 		start := time.Now()
