@@ -60,8 +60,8 @@ test: vet ## Run every test: schema, generated-code drift, controllers, facade, 
 	$(MAKE) --no-print-directory fuzz
 
 # Test packages run at once. The suites mostly wait on API servers and
-# engines, not on the CPU: on 2 cores a warm run of make test took 363 s
-# with 4 at once and 302 s with 6, each suite about as long as alone.
+# engines, not on the CPU: on 2 cores a warm make test with 6 at once
+# took a sixth less time than with 4 (docs/contributing.md).
 TEST_PARALLEL ?= 6
 
 # The longest suites start first (go test runs packages in the order
