@@ -159,15 +159,6 @@ func (f *found) sections() ([]string, error) {
 	return s, nil
 }
 
-// parse is the page's sections of a whole output.
-func parse(output string) ([]string, error) {
-	var f found
-	for line := range strings.Lines(output) {
-		f.add(strings.TrimRight(line, "\r\n"))
-	}
-	return f.sections()
-}
-
 // figureLine reads "prefix: key=value ...", every word after the prefix a
 // key=value.
 func figureLine(line string) (string, []cell, bool) {

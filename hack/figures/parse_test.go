@@ -19,6 +19,7 @@ package main
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -110,4 +111,13 @@ func TestParse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parse is the page's sections of a whole output.
+func parse(output string) ([]string, error) {
+	var f found
+	for line := range strings.Lines(output) {
+		f.add(strings.TrimRight(line, "\r\n"))
+	}
+	return f.sections()
 }

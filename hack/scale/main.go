@@ -120,10 +120,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scale: --kill-hub needs --hub")
 		os.Exit(2)
 	}
+	if *balancer != "kernel" && *balancer != "process" {
+		fmt.Fprintf(os.Stderr, "scale: --balancer %q: want kernel or process\n", *balancer)
+		os.Exit(2)
+	}
 	// The simulator holds a socket per device, and so does this process
 	// while the balancer is in it (twice); processes inherit the limit.
 	want := nodes + 4096
-	if *balancer == "kernel" {
+	if viaHub && *balancer == "kernel" {
 		if err := kernelBalancing(context.Background()); err != nil {
 			fmt.Fprintf(os.Stderr, "scale: the kernel cannot balance here (%v): a balancer process instead\n", err)
 			*balancer = "process"
