@@ -61,6 +61,7 @@ type hubRun struct {
 	*hubs.Hubs
 	names   []string // hub-a, hub-b...: the processes' names in the run's figures
 	metrics []string // each replica's plain-HTTP metrics address
+	pprofs  []string // each replica's pprof address
 	// balancers are the balancer's processes, when it is not in this one
 	// (more devices than one process may hold the sockets of).
 	balancers map[string]int
@@ -91,12 +92,16 @@ func startHubs(ctx context.Context, c client.Client, dir, bin, self, kubeconfig 
 		if err != nil {
 			return nil, err
 		}
-		h.metrics, h.names = append(h.metrics, addr), append(h.names, "hub-"+string(rune('a'+i)))
+		pprof, err := testenv.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		h.metrics, h.pprofs, h.names = append(h.metrics, addr), append(h.pprofs, pprof), append(h.names, "hub-"+string(rune('a'+i)))
 	}
 	var err error
 	h.Hubs, err = hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: replicas, Front: front,
 		Args: func(i int) []string {
-			return []string{"--metrics-bind-address", h.metrics[i], "--metrics-secure=false"}
+			return []string{"--metrics-bind-address", h.metrics[i], "--metrics-secure=false", "--pprof-bind-address", h.pprofs[i]}
 		}})
 	if err != nil {
 		return nil, err

@@ -297,7 +297,13 @@ func run(ctx context.Context, o runOptions) error {
 		deprioritize(o.devicesNice, devices)
 	}
 	if o.profiles != "" {
-		go profileRegistration(ctx, cfg, o.profiles)
+		pprofs := map[string]string{"manager": managerPprof, "edge-agent": agentPprof}
+		if hub != nil {
+			for i, name := range hub.names {
+				pprofs[name] = hub.pprofs[i]
+			}
+		}
+		go profileRegistration(ctx, cfg, o.profiles, pprofs)
 	}
 	defer procs.Stop(agentCmd)
 	// The baseline for the facade's latency: a trivial handler in a process

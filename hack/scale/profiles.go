@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,22 +43,47 @@ const profileSeconds = 30
 // takeProfiles writes CPU profiles of the manager, the agent and the API
 // server, taken at once, into dir, then an execution trace of the manager.
 // A failed one is reported and skipped.
-// profileRegistration takes a CPU profile of kube-apiserver over the
-// first profileSeconds of the nodes' registration.
-func profileRegistration(ctx context.Context, cfg *rest.Config, dir string) {
+// profileRegistration takes CPU profiles of kube-apiserver and of every
+// process given by name and pprof address (the manager, the devices, the
+// hub replicas), at once, over the first profileSeconds of the nodes'
+// registration.
+func profileRegistration(ctx context.Context, cfg *rest.Config, dir string, pprofs map[string]string) {
 	apiClient, err := rest.HTTPClientFor(cfg)
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
-	out := filepath.Join(dir, "kube-apiserver-registration.pprof")
-	if err == nil {
-		err = fetchProfile(ctx, apiClient, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/profile?seconds="+strconv.Itoa(profileSeconds), out)
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "profile of the registration:", err)
+		fmt.Fprintln(os.Stderr, "profiles of the registration:", err)
 		return
 	}
-	fmt.Printf("CPU profile of kube-apiserver during the registration: %s\n", out)
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
+	targets := map[string]profileTarget{"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path}}
+	for name, addr := range pprofs {
+		targets[name] = profileTarget{http.DefaultClient, "http://" + addr + path}
+	}
+	fetchProfiles(ctx, dir, "-registration", targets)
+}
+
+type profileTarget struct {
+	client *http.Client
+	url    string
+}
+
+// fetchProfiles takes the targets' profiles at once into dir, as
+// NAME+suffix.pprof; a failed one is reported and skipped.
+func fetchProfiles(ctx context.Context, dir, suffix string, targets map[string]profileTarget) {
+	var wg sync.WaitGroup
+	for name, t := range targets {
+		wg.Go(func() {
+			out := filepath.Join(dir, name+suffix+".pprof")
+			if err := fetchProfile(ctx, t.client, t.url, out); err != nil {
+				fmt.Fprintf(os.Stderr, "profile of %s: %v\n", name, err)
+				return
+			}
+			fmt.Printf("CPU profile of %s: %s\n", name, out)
+		})
+	}
+	wg.Wait()
 }
 
 func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentURL string) {
@@ -73,26 +97,11 @@ func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentU
 		return
 	}
 	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
-	targets := map[string]struct {
-		client *http.Client
-		url    string
-	}{
+	fetchProfiles(ctx, dir, "", map[string]profileTarget{
 		"manager":        {http.DefaultClient, managerURL + path},
 		"edge-agent":     {http.DefaultClient, agentURL + path},
 		"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path},
-	}
-	var wg sync.WaitGroup
-	for name, t := range targets {
-		wg.Go(func() {
-			out := filepath.Join(dir, name+".pprof")
-			if err := fetchProfile(ctx, t.client, t.url, out); err != nil {
-				fmt.Fprintf(os.Stderr, "profile of %s: %v\n", name, err)
-				return
-			}
-			fmt.Printf("CPU profile of %s: %s\n", name, out)
-		})
-	}
-	wg.Wait()
+	})
 	// Then an execution trace of the manager, which splits the facade's
 	// time inside it from the time before the Go runtime sees a request.
 	out := filepath.Join(dir, "manager.trace")
