@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/procs"
 )
 
 // profileSeconds is how long each CPU profile of the run lasts.
@@ -59,6 +61,16 @@ func profileRegistration(ctx context.Context, cfg *rest.Config, dir string, ppro
 	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
 	targets := map[string]profileTarget{"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path}}
 	for name, addr := range pprofs {
+		// The devices serve pprof a moment after their process starts.
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = procs.WaitFor(wctx, name+"'s pprof", 100*time.Millisecond, func() (bool, error) {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				_ = c.Close()
+			}
+			return err == nil, nil
+		})
+		cancel()
 		targets[name] = profileTarget{http.DefaultClient, "http://" + addr + path}
 	}
 	fetchProfiles(ctx, dir, "-registration", targets)
