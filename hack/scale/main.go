@@ -258,6 +258,9 @@ func run(ctx context.Context, o runOptions) error {
 	// The control plane's own watches, before any replica or node.
 	controlPlaneWatches := settledWatches(ctx, cfg)
 	fmt.Printf("kube-apiserver holds %.0f watches before any hub replica or node\n", controlPlaneWatches)
+	var base baseline
+	base.apiserverRSS, _ = procs.RSS(servers["kube-apiserver"])
+	base.etcdBytes = etcdInUse(ctx, env)
 	agentArgs := []string{"--kubeconfig", agentsKubeconfig, "--kube-api-qps", strconv.Itoa(agentQPS(nodes)), "--kube-api-burst", strconv.Itoa(2 * agentQPS(nodes))}
 	// This binary serves the trivial handler and, for a fleet larger than
 	// one process's sockets, the hub's balancer.
@@ -272,6 +275,10 @@ func run(ctx context.Context, o runOptions) error {
 		defer hub.Stop()
 		if hub.kernel != nil {
 			fmt.Printf("the devices reach the hub replicas at %s through the kernel's DNAT rules (chain %s), as through a Service with kube-proxy\n", hub.kernel.vip, hub.kernel.chain)
+		}
+		for i := range hub.names {
+			rss, _ := procs.RSS(hub.Pid(i))
+			base.hubRSS += rss
 		}
 		ids := filepath.Join(dir, "identities")
 		if joined, err = joinFleet(ctx, cfg, hub, simNodes(nodes), ids); err != nil {
@@ -443,6 +450,7 @@ func run(ctx context.Context, o runOptions) error {
 	rest.othersCores = others(idleStart, idleEnd, machineStart, machineEnd, idleWindow)
 	fmt.Println(rest)
 	fmt.Println(rest.line())
+	fmt.Println(projectionLine(projectTo, rest, base, joined, online))
 	// Read after the rest window, when the audit log holds the whole
 	// registration.
 	if counts, err := auditWrites(auditLog, agentStarted, agentStarted.Add(online)); err == nil {

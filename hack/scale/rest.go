@@ -82,11 +82,17 @@ func restCost(ctx context.Context, cfg *rest.Config, env *envtest.Environment, p
 	f.apiserverRSS, _ = procs.RSS(pids["kube-apiserver"])
 	f.managerRSS, _ = procs.RSS(pids["manager"])
 	f.watches = openWatches(ctx, cfg)
-	if env.ControlPlane.Etcd != nil && env.ControlPlane.Etcd.URL != nil {
-		m, _ := testenv.Scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
-		f.etcdBytes = sumSeries(m, "etcd_mvcc_db_total_size_in_use_in_bytes", "")
-	}
+	f.etcdBytes = etcdInUse(ctx, env)
 	return f
+}
+
+// etcdInUse is the bytes etcd's database has in use.
+func etcdInUse(ctx context.Context, env *envtest.Environment) float64 {
+	if env.ControlPlane.Etcd == nil || env.ControlPlane.Etcd.URL == nil {
+		return 0
+	}
+	m, _ := testenv.Scrape(ctx, http.DefaultClient, env.ControlPlane.Etcd.URL.String()+"/metrics")
+	return sumSeries(m, "etcd_mvcc_db_total_size_in_use_in_bytes", "")
 }
 
 func (f restFigures) String() string {
