@@ -56,6 +56,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/test/framework/apiprofile"
 	"github.com/edgeplane/edgeplane/test/framework/hubs"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
@@ -68,7 +69,7 @@ func main() {
 		withReplica, agentWatch bool
 		measureWrites           bool
 		viaHub, killHub         bool
-		restOnly                bool
+		restOnly, stages        bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
 		convergeWithin          time.Duration
@@ -96,6 +97,7 @@ func main() {
 	flag.BoolVar(&viaHub, "hub", true, "Run the fleet through the edge hub: two hub replicas (bin/manager with only the hub on) behind a loopback balancer, every node added and joined as kubectl edge node add and edge-agent join do (timed: join: ...), then the simulator playing each node with its own identity, TLS connection and watch through the hub (--hub-identities). false: every node straight to the API server with Leases (direct mode, the figures before the hub).")
 	flag.BoolVar(&killHub, "kill-hub", false, "With --hub: once every node is online and the rest window measured, kill -9 one hub replica, time until every node's Lease names the other, count the nodes declared offline meanwhile (hub_kill: ...), then run the services as usual.")
 	flag.BoolVar(&restOnly, "rest-only", false, "Stop after the figures at rest (and --kill-hub's): no services.")
+	flag.BoolVar(&stages, "stages", false, "From the first create until every instance is successful, CPU profiles of kube-apiserver, 30 s at a time, split by the stage of the work (apiserver_stages: system=edgeplane cpu_s= gc_pct= admission_pct= managed_fields_pct= validation_pct= decode_pct= encode_pct= etcd_pct= watch_pct= filters_pct= network_pct= other_pct=); not with --profiles, which profiles kube-apiserver too.")
 	flag.DurationVar(&idleWindow, "rest-window", idleWindow, "How long the figures at rest are measured, every node online and no service.")
 	flag.Parse()
 	wide := false
@@ -124,6 +126,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "scale: --balancer %q: want kernel or process\n", *balancer)
 		os.Exit(2)
 	}
+	if stages && profiles != "" {
+		fmt.Fprintln(os.Stderr, "scale: --stages and --profiles both profile kube-apiserver, which takes one CPU profile at a time: give one")
+		os.Exit(2)
+	}
 	// The simulator holds a socket per device, and so does this process
 	// while the balancer is in it (twice); processes inherit the limit.
 	want := nodes + 4096
@@ -144,7 +150,7 @@ func main() {
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
 		withReplica: withReplica, facadeLoad: *facadeLoad, devicesNice: *devicesNice, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
-		hub: viaHub, kernelBalancer: *balancer == "kernel", killHub: killHub, restOnly: restOnly}); err != nil {
+		hub: viaHub, kernelBalancer: *balancer == "kernel", killHub: killHub, restOnly: restOnly, stages: stages}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		cancel()
 		stopSignals()
@@ -192,6 +198,8 @@ type runOptions struct {
 	// hub runs the fleet through two hub replicas; killHub kills one at
 	// rest; restOnly stops after the figures at rest.
 	hub, killHub, restOnly bool
+	// stages splits kube-apiserver's CPU during convergence by stage.
+	stages bool
 	// kernelBalancer balances the devices over the hub replicas with DNAT
 	// rules rather than a balancer process.
 	kernelBalancer bool
@@ -482,6 +490,17 @@ func run(ctx context.Context, o runOptions) error {
 	if o.profiles != "" {
 		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, "http://"+managerPprof, "http://"+agentPprof) })
 	}
+	stagesDone := make(chan struct{})
+	if o.stages {
+		profiling.Go(func() {
+			line, err := apiprofile.Server(ctx, cfg, "edgeplane", stagesDone)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "kube-apiserver's stages:", err)
+				return
+			}
+			fmt.Println(line)
+		})
+	}
 	requestsBegan, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {
 		return err
@@ -533,6 +552,7 @@ func run(ctx context.Context, o runOptions) error {
 	cpuAfter, machineAfter := procs.CPUTimes(pids), machineCPU()
 	stopSampling()
 	stopLoad()
+	close(stagesDone)
 	profiling.Wait()
 	requestsAfter, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {

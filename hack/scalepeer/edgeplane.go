@@ -59,7 +59,9 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 		"--bin", bin, "--timeout", timeout.String(), "--hub="+strconv.FormatBool(viaHub),
 		// The peer has no readers of its own; the facade's load would be
 		// work only one side does.
-		"--facade-load=false")
+		"--facade-load=false",
+		// kube-apiserver's CPU by stage, as the peer's is split.
+		"--stages")
 	// The scale run stops its processes on SIGTERM as on its deadline.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = time.Minute
@@ -71,11 +73,14 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
-	var line string
+	var line, stages string
 	sc := bufio.NewScanner(io.TeeReader(pipe, log))
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "scale: ") {
-			line = sc.Text()
+		switch t := sc.Text(); {
+		case strings.HasPrefix(t, "scale: "):
+			line = t
+		case strings.HasPrefix(t, "apiserver_stages: "):
+			stages = t
 		}
 	}
 	if err := cmd.Wait(); err != nil {
@@ -84,7 +89,9 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 	if line == "" {
 		return result{}, errors.New("no scale line")
 	}
-	return parseScaleLine(line)
+	r, err := parseScaleLine(line)
+	r.stages = stages
+	return r, err
 }
 
 // parseScaleLine reads hack/scale's last line, as

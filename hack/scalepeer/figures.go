@@ -19,7 +19,9 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/edgeplane/edgeplane/test/framework/apiprofile"
 	"github.com/edgeplane/edgeplane/test/framework/figures"
 )
 
@@ -50,8 +52,42 @@ func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) fi
 		Intro: fmt.Sprintf("%d nodes, %d services or Deployments of 2 instances, edgeplane's side through the edge hub without the facade's readers, "+
 			"then plain Kubernetes on the same kube-apiserver and etcd (docs/scaling.md, \"Beside plain Kubernetes\", says how each is set up). "+
 			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`).", nodes, 5*nodes),
-		Sections: []string{t.String()},
+		Sections: append([]string{t.String()}, stagesSection(compared)...),
 	}
+}
+
+// stagesSection is kube-apiserver's CPU during each side's convergence
+// split by stage, a row per pair and side, as their apiserver_stages:
+// lines give it; none when no side has one.
+func stagesSection(compared [][2]result) []string {
+	t := figures.Table{Header: []string{"pair", "system", "cpu_s"}}
+	for _, st := range apiprofile.Stages {
+		t.Header = append(t.Header, st+"_pct")
+	}
+	for k, p := range compared {
+		for _, r := range p {
+			if r.stages == "" {
+				continue
+			}
+			kv := map[string]string{}
+			for f := range strings.FieldsSeq(strings.TrimPrefix(r.stages, "apiserver_stages:")) {
+				if key, v, ok := strings.Cut(f, "="); ok {
+					kv[key] = v
+				}
+			}
+			row := []string{fmt.Sprint(k + 1), kv["system"], kv["cpu_s"]}
+			for _, st := range apiprofile.Stages {
+				row = append(row, kv[st+"_pct"])
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return []string{"kube-apiserver's CPU from the first create until every instance ran, in % by the stage of the work " +
+		"(CPU profiles 30 s at a time; a sample counts for the innermost stage its stack names, the collector's wherever it is; " +
+		"test/framework/apiprofile):\n\n" + t.String()}
 }
 
 // sortedMedian is the median of rs, in any order.

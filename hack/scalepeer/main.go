@@ -56,6 +56,9 @@ type result struct {
 	writesWithLeases  float64 // peer only
 	restCPUMsPerNodeS float64 // peer only
 	line              string
+	// stages is kube-apiserver's apiserver_stages: line over the run's
+	// convergence; empty when its profile failed.
+	stages string
 }
 
 func main() {
@@ -126,6 +129,9 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 			}
 			fmt.Println(ep.line)
 			lines = append(lines, ep.line)
+			if ep.stages != "" {
+				fmt.Println(ep.stages)
+			}
 		}
 		if only != "edgeplane" {
 			logDir := filepath.Join(out, fmt.Sprintf("peer-%d-pair%d", nodes, k))
@@ -135,6 +141,9 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 			}
 			fmt.Println(peer.line)
 			lines = append(lines, peer.line)
+			if peer.stages != "" {
+				fmt.Println(peer.stages)
+			}
 		}
 		if only == "both" {
 			line := compareLine(k, ep, peer)

@@ -76,4 +76,26 @@ func TestFiguresPage(t *testing.T) {
 			t.Errorf("the page lacks %q:\n%s", want, md)
 		}
 	}
+	if strings.Contains(md, "by the stage of the work") {
+		t.Errorf("a page of runs without stages has a stages table:\n%s", md)
+	}
+}
+
+func TestFiguresPageStages(t *testing.T) {
+	ep := result{nodes: 250, successS: 60, cpuMsPerInstance: 20, writesPerInstance: 4,
+		stages: "apiserver_stages: system=edgeplane cpu_s=100.0 gc_pct=30.0 admission_pct=1.0 managed_fields_pct=8.0 validation_pct=6.0 decode_pct=12.0 encode_pct=10.0 etcd_pct=9.0 watch_pct=8.0 filters_pct=7.0 network_pct=5.0 other_pct=4.0"}
+	// A side whose profile failed has no row.
+	peer := result{successS: 50, cpuMsPerInstance: 16, writesPerInstance: 8}
+	md := figuresPage(250, 1, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}}).Markdown()
+	for _, want := range []string{
+		"| pair | system | cpu_s | gc_pct | admission_pct | managed_fields_pct | validation_pct | decode_pct | encode_pct | etcd_pct | watch_pct | filters_pct | network_pct | other_pct |",
+		"| 1 | edgeplane | 100.0 | 30.0 | 1.0 | 8.0 | 6.0 | 12.0 | 10.0 | 9.0 | 8.0 | 7.0 | 5.0 | 4.0 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the page lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| 1 | kubernetes |") {
+		t.Errorf("the side without stages has a row:\n%s", md)
+	}
 }

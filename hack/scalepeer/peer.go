@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/edgeplane/edgeplane/test/framework/apiprofile"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -221,6 +223,18 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		return result{}, err
 	}
 	began := time.Now()
+	// kube-apiserver's CPU by stage until every pod runs, as hack/scale
+	// --stages splits edgeplane's.
+	stagesDone, stages := make(chan struct{}), make(chan string, 1)
+	go func() {
+		line, err := apiprofile.Server(ctx, cfg, "kubernetes", stagesDone)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "plain Kubernetes: kube-apiserver's stages:", err)
+		}
+		stages <- line
+	}()
+	stopStages := sync.OnceFunc(func() { close(stagesDone) })
+	defer stopStages()
 	// 16 workers at the client's 1,000 requests/s, as hack/scale creates
 	// its services.
 	if err := createAll(ctx, c, deployments, deployment); err != nil {
@@ -270,6 +284,8 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		cpuMsPerInstance:  float64(api.Microseconds()) / 1000 / float64(instances),
 		writesPerInstance: writes(before, after, false) / float64(instances),
 		writesWithLeases:  writes(before, after, true) / float64(instances), restCPUMsPerNodeS: restPerNode}
+	stopStages()
+	r.stages = <-stages
 	r.line = fmt.Sprintf("peer: system=kubernetes nodes=%d instances=%d success_s=%.1f apiserver_cpu_s=%.1f apiserver_cpu_ms_per_instance=%.2f"+
 		" writes_per_instance=%.2f writes_per_instance_with_leases=%.2f rest_apiserver_cpu_ms_per_node_s=%.4f",
 		r.nodes, r.instances, r.successS, r.apiserverCPUS, r.cpuMsPerInstance, r.writesPerInstance, r.writesWithLeases, r.restCPUMsPerNodeS)
