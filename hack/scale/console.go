@@ -83,6 +83,6 @@ func consoleCost(ctx context.Context, facadeURL string) (string, error) {
 		return "", err
 	}
 	secs := consoleWindow.Seconds()
-	return fmt.Sprintf("console: first complete overview %.2f s after navigating; one open tab on the overview: %.2f facade requests/s, %.1f KB/s over %v; the node list %.1f KB",
-		first.Seconds(), float64(n1.N-n0.N)/secs, float64(n1.Bytes-n0.Bytes)/secs/1000, consoleWindow, float64(n1.NodeList)/1000), nil
+	return fmt.Sprintf("console: first_overview_s=%.2f tab_requests_per_s=%.2f tab_kb_per_s=%.1f window_s=%.0f node_list_kb=%.1f",
+		first.Seconds(), float64(n1.N-n0.N)/secs, float64(n1.Bytes-n0.Bytes)/secs/1000, secs, float64(n1.NodeList)/1000), nil
 }
