@@ -61,7 +61,7 @@ test: vet ## Run every test: schema, generated-code drift, controllers, facade, 
 
 # Test packages run at once. The suites mostly wait on API servers and
 # engines, not on the CPU: on 2 cores a warm make test with 6 at once
-# took a sixth less time than with 4 (docs/contributing.md).
+# finishes sooner than with 4 (docs/contributing.md).
 TEST_PARALLEL ?= 6
 
 # The longest suites start first (go test runs packages in the order
@@ -268,7 +268,7 @@ bench-aggregated: build ## The facade both ways in, side by side on one kube-api
 		go run ./hack/aggbench --nodes $(or $(NODES),1000)
 
 .PHONY: outage
-outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 5 s, no growth, convergence after (outage: ...), into docs/figures/outage.md.
+outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 4 s, no growth, convergence after (outage: ...), into docs/figures/outage.md.
 	EDGEPLANE_OUTAGE=60s KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/outage.md --title "The API server stopped" --command "make outage" \
 		--intro "kube-apiserver stopped (SIGSTOP) for 60 s under the manager and the facade: the reads the facade answered from its cache and their latency, the writes it answered 503, its goroutines and heap before, a third in and at the end, and the time to converge once the API server resumed." -- \
 		go test ./test/e2e/outage -count=1 -v -run TestAPIServerOutage
