@@ -549,6 +549,8 @@ func run(ctx context.Context, o runOptions) error {
 		successS = math.NaN()
 		fmt.Printf("not converged: %d of %d services had every instance successful after %v; the figures below are of that time\n", done, services, took.Round(time.Second))
 	}
+	// How far it got, on the run's page too when it did not converge.
+	fmt.Printf("converged: services=%d done=%d after_s=%.1f\n", services, done, took.Seconds())
 	cpuAfter, machineAfter := procs.CPUTimes(pids), machineCPU()
 	stopSampling()
 	stopLoad()
