@@ -23,10 +23,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -35,8 +33,9 @@ import (
 const (
 	managerUser = "system:serviceaccount:edgeplane-system:edgeplane-manager"
 	agentsUser  = "edgeplane-scale-agents"
-	// hubUser is the hub's ServiceAccount as config/hub names it: the
-	// built-in service-accounts FlowSchema puts it in workload-low.
+	// hubUser is the hub's ServiceAccount as config/hub names it:
+	// config/flowcontrol puts its Lease writes in leader-election, the
+	// built-in service-accounts FlowSchema the rest in workload-low.
 	hubUser = "system:serviceaccount:edgeplane-system:edgeplane-hub"
 )
 
@@ -45,20 +44,23 @@ const (
 // an administrator (system:masters) is exempt from API Priority and
 // Fairness, and with 5,000 nodes kube-apiserver then ran 4,000 requests at
 // once, timed most of them out, and never caught up. The manager is
-// config/default's ServiceAccount, so config/flowcontrol's FlowSchema puts
+// config/default's ServiceAccount, so config/flowcontrol's FlowSchemas put
 // it in workload-high; the agents are in group system:serviceaccounts, so
 // the built-in service-accounts FlowSchema puts them in workload-low. Real
 // agents are a flow each; the simulator's nodes share one, which queues
 // them more than a fleet would be. The hub replicas run as config/hub's
-// ServiceAccount. All may do anything (RBAC is not what
-// a scale run measures).
+// ServiceAccount: their Lease writes in leader-election, as
+// config/flowcontrol puts them, their reports in workload-low. All may do
+// anything (RBAC is not what a scale run measures).
 func identities(ctx context.Context, env *envtest.Environment, c client.Client, dir string) (managerKubeconfig, agentsKubeconfig, hubKubeconfig string, err error) {
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "flowcontrol", "flowschema.yaml"))
 	if err != nil {
 		return "", "", "", err
 	}
-	fs := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(raw, &fs.Object); err != nil {
+	// Every FlowSchema of the file: the manager's, and the hub's liveness
+	// (its Lease writes in leader-election, as in a cluster).
+	schemas, err := testenv.DecodeYAML(raw)
+	if err != nil {
 		return "", "", "", err
 	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "edgeplane-scale"},
@@ -66,7 +68,11 @@ func identities(ctx context.Context, env *envtest.Environment, c client.Client, 
 		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser},
 			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: agentsUser},
 			{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: hubUser}}}
-	for _, o := range []client.Object{fs, binding} {
+	objects := []client.Object{binding}
+	for _, fs := range schemas {
+		objects = append(objects, fs)
+	}
+	for _, o := range objects {
 		if err := c.Create(ctx, o); err != nil {
 			return "", "", "", err
 		}
