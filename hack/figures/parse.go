@@ -40,8 +40,6 @@ import (
 // log ("    outage_test.go:198: outage: ...") is read past that prefix.
 var (
 	testLog   = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
-	keyValues = regexp.MustCompile(`^([a-z][a-z0-9_-]*): (.+)$`)
-	key       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 	goPackage = regexp.MustCompile(`^pkg: (\S+)$`)
 	goDone    = regexp.MustCompile(`^(?:ok|FAIL)\s+(\S+)`)
 )
@@ -159,22 +157,14 @@ func (f *found) sections() ([]string, error) {
 	return s, nil
 }
 
-// figureLine reads "prefix: key=value ...", every word after the prefix a
-// key=value.
+// figureLine reads a harness's "prefix: key=value ..." line as cells.
 func figureLine(line string) (string, []cell, bool) {
-	m := keyValues.FindStringSubmatch(line)
-	if m == nil {
-		return "", nil, false
+	prefix, figs, ok := figures.ParseLine(line)
+	cells := make([]cell, len(figs))
+	for i, f := range figs {
+		cells[i] = cell{f.Key, f.Value}
 	}
-	var cells []cell
-	for _, w := range strings.Fields(m[2]) {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || !key.MatchString(k) {
-			return "", nil, false
-		}
-		cells = append(cells, cell{k, v})
-	}
-	return m[1], cells, len(cells) > 0
+	return prefix, cells, ok
 }
 
 // benchmark reads a Go benchmark's result: its name, its iterations, then

@@ -41,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgeplane/edgeplane/test/framework/figures"
 	"github.com/edgeplane/edgeplane/test/framework/plot"
 )
 
@@ -160,10 +161,12 @@ func runOne(ctx context.Context, scale, bin string, nodes, services int, within 
 	var line string
 	sc := bufio.NewScanner(io.TeeReader(pipe, log))
 	for sc.Scan() {
-		switch t := sc.Text(); {
-		case strings.HasPrefix(t, "curve: "):
+		t := sc.Text()
+		prefix, _, ok := figures.ParseLine(t)
+		switch {
+		case prefix == "curve":
 			line = t
-		case figureLine(t):
+		case ok:
 			// The run's other figures (join:, online:, rest:, scale:,
 			// writecost: ...) go on with it: make scale-curve's page
 			// gets a table of each, a row per size.
@@ -177,17 +180,6 @@ func runOne(ctx context.Context, scale, bin string, nodes, services int, within 
 		return "", errors.New("no curve line")
 	}
 	return line, nil
-}
-
-// figureLine says whether a line of the scale run is one of its figure
-// lines, "name: key=value ...".
-func figureLine(t string) bool {
-	name, rest, ok := strings.Cut(t, ": ")
-	if !ok || name == "" || strings.ContainsAny(name, " \t") {
-		return false
-	}
-	k, _, ok := strings.Cut(rest, "=")
-	return ok && k != "" && !strings.ContainsAny(k, " \t")
 }
 
 // read reads the points of an earlier curve.csv; none if there is none.

@@ -104,19 +104,3 @@ func TestParseAndWrite(t *testing.T) {
 		t.Errorf("no earlier curve: %v, %v", none, err)
 	}
 }
-
-func TestFigureLine(t *testing.T) {
-	for line, want := range map[string]bool{
-		"online: nodes=1000 online_s=11.3":                true,
-		"scale: nodes=1000 instances=10000 success_s=235": true,
-		"writecost: round=1 apiserver_ms_per_change=27.6": true,
-		"1000 nodes registered and online 11.3s after":    false,
-		"CPU at rest with 1000 nodes online: x=1":         false,
-		"  kube-apiserver                        62.8 s":  false,
-		"error: dial tcp: connection refused":             false,
-	} {
-		if got := figureLine(line); got != want {
-			t.Errorf("figureLine(%q) = %v, want %v", line, got, want)
-		}
-	}
-}

@@ -19,7 +19,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/edgeplane/edgeplane/test/framework/apiprofile"
 	"github.com/edgeplane/edgeplane/test/framework/figures"
@@ -70,10 +69,9 @@ func stagesSection(compared [][2]result) []string {
 				continue
 			}
 			kv := map[string]string{}
-			for f := range strings.FieldsSeq(strings.TrimPrefix(r.stages, "apiserver_stages:")) {
-				if key, v, ok := strings.Cut(f, "="); ok {
-					kv[key] = v
-				}
+			_, figs, _ := figures.ParseLine(r.stages)
+			for _, f := range figs {
+				kv[f.Key] = f.Value
 			}
 			row := []string{fmt.Sprint(k + 1), kv["system"], kv["cpu_s"]}
 			for _, st := range apiprofile.Stages {
