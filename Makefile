@@ -54,20 +54,26 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 	hack/envtest-assets.sh
 
 .PHONY: test
-test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions.
+test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions, then a check that no process the run started is left.
 	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (test/e2e/engine/...) are skipped"
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test -vet=off -p $(TEST_PARALLEL) $(SLOW_SUITES) ./... -count=1
-	$(MAKE) --no-print-directory fuzz
+	TEST_PARALLEL="$(TEST_PARALLEL)" SLOW_SUITES="$(SLOW_SUITES)" MAKE="$(MAKE)" hack/test.sh
 
-# Test packages run at once. The suites mostly wait on API servers and
-# engines, not on the CPU: on 2 cores a warm make test with 6 at once
-# finishes sooner than with 4 (docs/contributing.md).
-TEST_PARALLEL ?= 6
+# Test packages run at once; empty: one per core, fewer when memory is
+# short (hack/test.sh).
+TEST_PARALLEL ?=
 
 # The longest suites start first (go test runs packages in the order
 # given, each once): in path order they came last and the run waited on
 # them alone.
-SLOW_SUITES = ./controllers ./test/e2e/engine/podman ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/chaos ./test/e2e/hub
+SLOW_SUITES = ./test/e2e/engine/podman ./controllers ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/chaos ./test/e2e/hub
+
+.PHONY: stress
+stress: ## Run one package's tests N times (5) with one core kept busy, to hunt a flake: make stress PKG=./test/chaos N=5 [RUN=regexp]; each run through hack/testexec, a failed run's output kept; last line: stress: package= runs= passed= failed= logs=
+	hack/stress.sh "$(PKG)" "$(or $(N),5)" "$(RUN)"
+
+.PHONY: test-stress
+test-stress: ## Run make test with one core kept busy the whole time, as on a contributor's machine that builds something else.
+	hack/busy.sh $(MAKE) --no-print-directory test
 
 # go vet ran first, over every package: the test and fuzz builds skip
 # their own vet pass (-vet=off): vet's work is done once, not once per

@@ -94,7 +94,7 @@ func TestAPIServer(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Facade suite")
+	testenv.RunSpecs(t, "Facade suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -55,7 +55,7 @@ func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Controllers suite")
+	testenv.RunSpecs(t, "Controllers suite")
 }
 
 var _ = BeforeSuite(func() {

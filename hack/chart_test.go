@@ -263,7 +263,7 @@ func TestHelmChart(t *testing.T) {
 		for _, crd := range chrt.CRDObjects() {
 			env.CRDInstallOptions.Paths = append(env.CRDInstallOptions.Paths, filepath.Join(root, "charts", "edgeplane", crd.Filename))
 		}
-		if _, err := env.Start(); err != nil {
+		if _, err := testenv.StartEnv(env); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = env.Stop() })

@@ -38,7 +38,7 @@ fi
 # The steps of make test: go vet, then the test packages, then the fuzz
 # step, each starting at its first line.
 awk -v caches="$caches" -v total="$total" '
-	/ go test -vet=off -p / && !tests { tests = $1 }
+	/ go test: [0-9]+ packages at once/ && !tests { tests = $1 }
 	/ fuzz Fuzz/ && !fuzz { fuzz = $1 }
 	$2 == "ok" && !fuzz { packages++; s = $4; sub(/s$/, "", s); if (s + 0 > longest) longest = s + 0 }
 	END {

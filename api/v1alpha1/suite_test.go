@@ -41,7 +41,7 @@ var (
 
 func TestAPI(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "API schema suite")
+	testenv.RunSpecs(t, "API schema suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -78,7 +78,7 @@ func TestReleaseBundle(t *testing.T) {
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: testenv.Scheme} // no CRDs: the bundle brings them
 	_, err = testenv.ConfigureAggregation(env, t.TempDir())
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
+	cfg, err := testenv.StartEnv(env)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = env.Stop() }()
 	admin, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})

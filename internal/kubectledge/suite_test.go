@@ -53,7 +53,7 @@ func TestKubectlEdge(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "kubectl edge suite")
+	testenv.RunSpecs(t, "kubectl edge suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -37,6 +37,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/sim"
 	"github.com/edgeplane/edgeplane/test/e2e"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 var (
@@ -56,7 +57,7 @@ func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "End-to-end suite")
+	testenv.RunSpecs(t, "End-to-end suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -34,6 +34,7 @@ import (
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/test/e2e"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 var (
@@ -45,7 +46,7 @@ func TestAutonomy(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Edge autonomy suite")
+	testenv.RunSpecs(t, "Edge autonomy suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -66,7 +66,7 @@ func TestHub(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Edge hub suite")
+	testenv.RunSpecs(t, "Edge hub suite")
 }
 
 var _ = BeforeSuite(func() {

@@ -18,6 +18,8 @@ package testenv
 
 import (
 	"context"
+	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -89,3 +91,23 @@ func RunManager(ctx context.Context, cfg *rest.Config, o manager.Options) (m *ma
 		<-done
 	}
 }
+
+// RunSpecs runs a Ginkgo suite as ginkgo.RunSpecs does, with the suite's
+// timeout ahead of go test's -timeout by cleanupMargin. go test's timeout
+// panics without running a cleanup, leaving the suite's servers to the
+// reaper; Ginkgo's interrupts the spec, reports where it was, and runs
+// AfterSuite and every DeferCleanup, so the suite stops what it started.
+func RunSpecs(t *testing.T, description string) bool {
+	suite, reporter := ginkgo.GinkgoConfiguration()
+	if deadline, ok := t.Deadline(); ok {
+		left := time.Until(deadline)
+		if timeout := left - min(cleanupMargin, left/5); timeout < suite.Timeout {
+			suite.Timeout = timeout
+		}
+	}
+	return ginkgo.RunSpecs(t, description, suite, reporter)
+}
+
+// cleanupMargin is the time a timed-out suite keeps for its cleanup: each
+// envtest server may take its stop timeout, and an engine its stop.
+const cleanupMargin = 4 * time.Minute

@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,7 @@ func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment,
 			return nil, nil, nil, err
 		}
 	}
-	cfg, err := env.Start()
+	cfg, err := StartEnv(env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -128,11 +129,49 @@ func New() (*envtest.Environment, error) {
 		return nil, err
 	}
 	return &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: dir,
-		Scheme:                Scheme,
+		CRDDirectoryPaths:        []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing:    true,
+		BinaryAssetsDirectory:    dir,
+		Scheme:                   Scheme,
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  stopTimeout,
 	}, nil
+}
+
+// envtest's own 20 s to start or stop each server is what a quiet machine
+// needs; on a busy one, with other suites starting theirs, kube-apiserver
+// takes longer. These are ceilings, not delays.
+const (
+	startTimeout = 3 * time.Minute
+	stopTimeout  = time.Minute
+	startTries   = 3
+)
+
+// StartEnv starts env as env.Start does, and stops what a failed start
+// left running: envtest returns its error with etcd and kube-apiserver
+// still up when the default namespace is not there within its fixed 5 s,
+// which a busy machine exceeds; that case is tried again, startTries in
+// all. Environments built without New get New's timeouts.
+func StartEnv(env *envtest.Environment) (*rest.Config, error) {
+	if env.ControlPlaneStartTimeout == 0 {
+		env.ControlPlaneStartTimeout = startTimeout
+	}
+	if env.ControlPlaneStopTimeout == 0 {
+		env.ControlPlaneStopTimeout = stopTimeout
+	}
+	var errs []error
+	for try := 1; try <= startTries; try++ {
+		cfg, err := env.Start()
+		if err == nil {
+			return cfg, nil
+		}
+		errs = append(errs, fmt.Errorf("try %d: %w", try, err))
+		_ = env.Stop()
+		if !strings.Contains(err.Error(), "default namespace") {
+			break
+		}
+	}
+	return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", errors.Join(errs...))
 }
 
 // ServiceAccountToken creates the ServiceAccount namespace/name unless it

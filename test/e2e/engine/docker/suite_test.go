@@ -25,13 +25,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/edgeplane/edgeplane/test/e2e/engine"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 func TestDockerEngine(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Real container engine suite: Docker Engine")
+	testenv.RunSpecs(t, "Real container engine suite: Docker Engine")
 }
 
 var _ = BeforeSuite(engine.Start)

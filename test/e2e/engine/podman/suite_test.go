@@ -25,13 +25,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/edgeplane/edgeplane/test/e2e/engine"
+	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 func TestPodman(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Real container engine suite: Podman")
+	testenv.RunSpecs(t, "Real container engine suite: Podman")
 }
 
 var _ = BeforeSuite(engine.Start)
