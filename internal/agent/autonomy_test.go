@@ -94,24 +94,54 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// While the link is down no call is made before the back-off ends; an
+// While a writer's calls fail it makes none before its back-off ends; an
 // answer that refuses a call still proves the link.
 func TestLink(t *testing.T) {
 	var got lines
 	l := newLink(1, 10*time.Second, got.log)
+	w := l.writer()
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	if !l.ready(t0) {
+	if !w.ready(t0) {
 		t.Fatal("a new link is not ready")
 	}
-	l.result(t0, errors.New("connection refused"))
-	if l.ready(t0.Add(400*time.Millisecond)) || !l.ready(t0.Add(time.Second)) {
-		t.Fatalf("after one failure: retry at %s, want within [0.5 s, 1 s]", l.retryAt.Sub(t0))
+	w.result(t0, errors.New("connection refused"))
+	if w.ready(t0.Add(400*time.Millisecond)) || !w.ready(t0.Add(time.Second)) {
+		t.Fatalf("after one failure: retry at %s, want within [0.5 s, 1 s]", w.retryAt.Sub(t0))
 	}
-	if l.result(t0.Add(time.Second), apierrors.NewForbidden(schema.GroupResource{Resource: "leases"}, "x", errors.New("no"))) != true {
+	if w.result(t0.Add(time.Second), apierrors.NewForbidden(schema.GroupResource{Resource: "leases"}, "x", errors.New("no"))) != true {
 		t.Fatal("a refusal from the API server did not bring the link back")
 	}
-	if !l.ready(t0.Add(time.Second)) {
+	if !w.ready(t0.Add(time.Second)) {
 		t.Fatal("the link is not ready once back")
+	}
+}
+
+// Reports the API server cannot take (the hub forwards them there) back
+// off on their own: the renewals the hub answers go on at their interval,
+// and once one proves the link the reports are tried again at once.
+func TestFailingReportsHoldUpNoRenewal(t *testing.T) {
+	var got lines
+	l := newLink(1, 10*time.Second, got.log)
+	beats, reports := l.writer(), l.writer()
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	busy := apierrors.NewTooManyRequests("the API server is too busy", 1)
+	now := t0
+	for range 6 { // back-offs of 0.5 s to 8 s, together past a renew interval
+		reports.result(now, busy)
+		now = now.Add(reports.until(now))
+	}
+	for at := t0; at.Before(now); at = at.Add(10 * time.Second) {
+		if !beats.ready(at) || beats.until(at) != 0 {
+			t.Fatalf("a renewal due %s after the reports began to fail waits %s for their back-off", at.Sub(t0), beats.until(at))
+		}
+		beats.result(at, nil)
+		if !reports.ready(at) {
+			t.Fatalf("the renewal %s in proved the link, and the reports still wait %s", at.Sub(t0), reports.until(at))
+		}
+		reports.result(at, busy)
+	}
+	if !strings.HasPrefix(strings.Join(got, "|"), "API server link went down|API server link came back|API server link went down") {
+		t.Fatalf("logged %q", got)
 	}
 }
 
@@ -123,11 +153,11 @@ func TestLinkRetriesWithinABeatOfTheCutsEnd(t *testing.T) {
 	const renew, cut, grace = 10 * time.Second, 15 * time.Second, 40 * time.Second
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for seed := range uint64(500) {
-		l := newLink(seed, renew, func(string, ...any) {})
+		w := newLink(seed, renew, func(string, ...any) {}).writer()
 		now := t0
 		for now.Before(t0.Add(cut)) {
-			l.result(now, errors.New("connection refused"))
-			now = l.retryAt
+			w.result(now, errors.New("connection refused"))
+			now = w.retryAt
 		}
 		if wait := now.Sub(t0.Add(cut)); wait > renew {
 			t.Fatalf("seed %d: first try %s after the cut ended, want at most %s", seed, wait, renew)

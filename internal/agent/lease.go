@@ -33,19 +33,24 @@ import (
 // keepLease registers the node and renews its Lease on its own schedule,
 // as the kubelet's node lease controller does. It makes no runtime call:
 // nothing the engine does delays a renewal. It calls the API server only
-// when the link allows, backing off while it is down.
+// when its own back-off allows: a report that fails does not hold it up.
 func (s *node) keepLease(ctx context.Context) {
 	var lease *coordinationv1.Lease
 	var nextRenew time.Time
+	// A renewal is cut after a renew interval, as the kubelet's heartbeat
+	// client is: one stuck on a dead stream would otherwise wait out the
+	// API timeout, longer than a short grace period, when another try
+	// could get through.
+	renewTimeout := min(apiTimeout, s.o.RenewInterval)
 	for ctx.Err() == nil {
 		now := s.o.Clock.Now()
-		if !s.silent(now) && s.link.ready(now) {
-			if !s.registered.Load() && s.call(ctx, "Registering the node", s.register) {
+		if !s.silent(now) && s.beats.ready(now) {
+			if !s.registered.Load() && s.call(ctx, "Registering the node", apiTimeout, s.register) {
 				s.registered.Store(true)
 				s.reporter.changed()
 			}
 			if now = s.o.Clock.Now(); !now.Before(nextRenew) &&
-				s.call(ctx, "Renewing the Lease", func(ctx context.Context) error { return s.renewLease(ctx, &lease, now) }) {
+				s.call(ctx, "Renewing the Lease", renewTimeout, func(ctx context.Context) error { return s.renewLease(ctx, &lease, now) }) {
 				nextRenew = now.Add(s.o.RenewInterval)
 			}
 		}
@@ -56,8 +61,8 @@ func (s *node) keepLease(ctx context.Context) {
 		if !s.registered.Load() || s.silent(now) {
 			wait = min(wait, s.o.Tick)
 		}
-		if !s.link.ready(now) {
-			wait = s.link.until(now)
+		if !s.beats.ready(now) {
+			wait = s.beats.until(now)
 		}
 		if wait <= 0 {
 			wait = s.o.Tick
@@ -69,14 +74,14 @@ func (s *node) keepLease(ctx context.Context) {
 	}
 }
 
-// call makes one bounded call to the API server and notes its outcome on
-// the link; when the link comes back, the reporter reports at once what
-// was held meanwhile, in one apply.
-func (s *node) call(ctx context.Context, what string, f func(context.Context) error) bool {
-	err := bounded(ctx, f)
+// call makes one call to the API server, bounded by d, and notes its
+// outcome on the link; when the link comes back, the reporter reports at
+// once what was held meanwhile, in one apply.
+func (s *node) call(ctx context.Context, what string, d time.Duration, f func(context.Context) error) bool {
+	err := within(ctx, d, f)
 	// Timed at the call's end: one that waited out its bound must not
 	// count that wait as back-off already served.
-	if s.link.result(s.o.Clock.Now(), err) {
+	if s.beats.result(s.o.Clock.Now(), err) {
 		s.reporter.linkBack()
 	}
 	if err != nil && !unreachable.Is(err) && ctx.Err() == nil {

@@ -67,18 +67,32 @@ func (o *outage) ok(now time.Time) bool {
 	return true
 }
 
-// link is the node's link to the API server. While it is down, writes are
-// tried again after a back-off that doubles from linkRetryBase to max (the
-// node's renew interval) with jitter, so that a fleet cut off together
-// does not come back in one storm. It never waits longer than the node
-// beats: with a longer wait, a cut shorter than the grace period ended
-// in a node declared offline (a 15 s cut, a 30 s cap: back after 41 s).
+// link is the node's link to the API server, shared by the lease keeper
+// and the reporter. It logs one outage for both, and gives each a back-off
+// of its own: while a writer's calls fail, it tries again after a back-off
+// that doubles from linkRetryBase to max (the node's renew interval) with
+// jitter, so that a fleet cut off together does not come back in one
+// storm. It never waits longer than the node beats: with a longer wait, a
+// cut shorter than the grace period ended in a node declared offline (a
+// 15 s cut, a 30 s cap: back after 41 s). A writer waits on its own
+// failures alone: the hub forwards a report to the API server, which may
+// be too busy to take it (429, 5xx, a timeout) while the hub answers the
+// heartbeat from memory, and a renewal held back by the reports' back-off
+// was late for nothing.
 type link struct {
 	mu sync.Mutex
 	outage
-	retryAt time.Time
+	writers []*writer
 	max     time.Duration
 	rnd     *rand.Rand
+}
+
+// writer is one writer's way onto the link: its own failures, and when it
+// may call again.
+type writer struct {
+	l       *link
+	failed  int // calls failed since its last success
+	retryAt time.Time
 }
 
 const linkRetryBase = time.Second
@@ -87,35 +101,51 @@ func newLink(seed uint64, max time.Duration, log func(string, ...any)) *link {
 	return &link{outage: outage{what: "API server link", log: log}, max: max, rnd: rand.New(rand.NewPCG(seed, 7))}
 }
 
-// ready says whether a call to the API server may be made now.
-func (l *link) ready(now time.Time) bool {
+// writer adds a writer to the link.
+func (l *link) writer() *writer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return !l.down || !now.Before(l.retryAt)
+	w := &writer{l: l}
+	l.writers = append(l.writers, w)
+	return w
 }
 
-// until is how long from now until a call may be made.
-func (l *link) until(now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.down {
-		return 0
-	}
-	return l.retryAt.Sub(now)
+// ready says whether the writer may call the API server now.
+func (w *writer) ready(now time.Time) bool {
+	w.l.mu.Lock()
+	defer w.l.mu.Unlock()
+	return !now.Before(w.retryAt)
 }
 
-// result notes the outcome of a call to the API server and says whether
-// the link just came back. An answer that refuses the call (403, 409, 422)
-// still proves the link works.
-func (l *link) result(now time.Time, err error) bool {
+// until is how long from now until the writer may call.
+func (w *writer) until(now time.Time) time.Duration {
+	w.l.mu.Lock()
+	defer w.l.mu.Unlock()
+	return max(w.retryAt.Sub(now), 0)
+}
+
+// result notes the outcome of the writer's call to the API server and says
+// whether the link just came back. An answer that refuses the call (403,
+// 409, 422) still proves the link works; once it is back, every writer
+// may call at once.
+func (w *writer) result(now time.Time, err error) bool {
+	l := w.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if unreachable.Is(err) {
 		l.fail(now, err)
-		l.retryAt = now.Add(backoff(l.failed, linkRetryBase, l.max, l.rnd))
+		w.failed++
+		w.retryAt = now.Add(backoff(w.failed, linkRetryBase, l.max, l.rnd))
 		return false
 	}
-	return l.ok(now)
+	w.failed, w.retryAt = 0, time.Time{}
+	if !l.ok(now) {
+		return false
+	}
+	for _, o := range l.writers {
+		o.failed, o.retryAt = 0, time.Time{}
+	}
+	return true
 }
 
 // backoff is the wait before attempt n+1 after n failures: base doubled

@@ -55,8 +55,10 @@ type node struct {
 	log func(msg string, kv ...any)
 
 	// link is the node's link to the API server, shared by the lease
-	// keeper and the reporter; health is its engine's.
+	// keeper (beats, its way onto it) and the reporter; health is its
+	// engine's.
 	link       *link
+	beats      *writer
 	health     *health
 	registered atomic.Bool
 	info       atomic.Pointer[nodeInfo]
@@ -108,6 +110,7 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, assignment client.R
 	// What the engine says replaces this once it answers.
 	s.info.Store(&nodeInfo{RuntimeInfo: RuntimeInfo{Type: n.Type, Arch: n.Arch}})
 	s.link = newLink(uint64(i)+uint64(start.UnixNano()), o.RenewInterval, s.log)
+	s.beats = s.link.writer()
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.creds = &credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}
 	s.desired = newDesiredState(n.Name, assignment, synced, o.StateDir, s.log)

@@ -41,6 +41,9 @@ import (
 type reporter struct {
 	s    *node
 	wake chan struct{}
+	// link is the reporter's way onto the node's link: its back-off is
+	// its own, and never holds up a renewal.
+	link *writer
 
 	mu sync.Mutex
 	// dirty says a change waits to be reported; since is when the first of
@@ -78,7 +81,7 @@ type report struct {
 const pullReportEvery = 5 * time.Second
 
 func newReporter(s *node) *reporter {
-	r := &reporter{s: s, wake: make(chan struct{}, 1), dirty: true}
+	r := &reporter{s: s, wake: make(chan struct{}, 1), link: s.link.writer(), dirty: true}
 	r.apply = func(ctx context.Context, rep report) error {
 		return ApplyStatus(ctx, s.c, s.Name, rep.info, rep.boot, rep.runtime, rep.containers, rep.counts)
 	}
@@ -167,11 +170,11 @@ func (r *reporter) run(ctx context.Context) {
 			// What runs is not known yet: a report now would say the
 			// node runs nothing, and its instances would flap.
 			wait = s.o.Tick
-		case !s.link.ready(now):
-			wait = max(s.link.until(now), s.o.Tick)
+		case !r.link.ready(now):
+			wait = max(r.link.until(now), s.o.Tick)
 		default:
 			err := bounded(ctx, r.report)
-			if s.link.result(s.o.Clock.Now(), err) {
+			if r.link.result(s.o.Clock.Now(), err) {
 				r.linkBack()
 			}
 			if err != nil {
