@@ -80,6 +80,7 @@ func kubeProxy(token string) string {
 		r.SetURL(target)
 		r.Out.Header.Del("Authorization")
 	}})
+	Expect(bnet.reach(srv.URL)).To(Succeed())
 	DeferCleanup(func() {
 		// The page polls every few seconds: it leaves the proxy before the
 		// proxy goes, or its next poll is a refused connection in the
@@ -132,6 +133,7 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		go func() { _ = m.Start(ctx) }()
 		Eventually(m.FacadeAddr).ShouldNot(BeEmpty())
 		base = "https://" + m.FacadeAddr()
+		Expect(bnet.reach(base)).To(Succeed())
 		// The browser comes only once the facade answers from a synced
 		// cache: an early 503 would be a console error no spec expects.
 		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
@@ -166,7 +168,7 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 
 	It("asks for a token, tells a refused one (401) from a role that may not (403), and keeps it in sessionStorage only", func() {
 		expectRefusals(base, "40[13]", "/api/v1/")
-		Expect(chromedp.Do(bounded(), navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
 		Expect(text(".live .alert")).To(ContainSubstring("The facade asks for a token (401)."))
 
 		useToken("not-a-token")
@@ -192,9 +194,9 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		Expect(sys.Client.Create(ctx, svc)).To(Succeed())
 		DeferCleanup(func() { Expect(sys.Client.Delete(ctx, svc)).To(Succeed()) })
 		expectRefusals(base, "403", "/api/v1/service/")
-		Expect(chromedp.Do(bounded(), navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(base+"/console/#/nodes"), waitDrawn())).To(Succeed())
 		eval[bool](fmt.Sprintf(`sessionStorage.setItem('edgeplane.token', %q); true`, viewer))
-		Expect(chromedp.Do(bounded(), navigate(fmt.Sprintf("%s/console/#/service/%s?name=viewer-fleet", base, svc.UID)), waitDrawn())).To(Succeed())
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(fmt.Sprintf("%s/console/#/service/%s?name=viewer-fleet", base, svc.UID)), waitDrawn())).To(Succeed())
 		Eventually(func() bool { return eval[bool](`!!document.querySelector('form[data-form=scale]')`) }).Should(BeTrue(), "a viewer reads the service")
 		Expect(chromedp.Do(bounded(), chromedp.SetValue(chromedp.CSS(`form[data-form=scale] [name=factor]`), "3"),
 			chromedp.Click(chromedp.CSS(`form[data-form=scale] button[type=submit]`)))).To(Succeed())
@@ -216,7 +218,7 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		// The facade answers 503 for its first moment as a backend, until
 		// it has read kube-apiserver's front-proxy settings.
 		expectRefusals(proxy, "50[03]", apiserver.AggregatedPrefix+"/api/v1/")
-		Expect(chromedp.Do(bounded(), navigate(root+"#/"), waitDrawn())).To(Succeed())
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(root+"#/"), waitDrawn())).To(Succeed())
 		online := func() string {
 			up, all := 0, 0
 			for _, n := range sys.List(ctx, "/api/v1/node", "pageSize", "-1").List {
@@ -235,7 +237,7 @@ var _ = Describe("The console under --auth=kubernetes", Ordered, func() {
 		screenshot("aggregated-overview")
 
 		By("the template tree, through the same door")
-		Expect(chromedp.Do(bounded(), navigate(root+"#/templates"), waitDrawn())).To(Succeed())
+		Expect(chromedp.Do(bounded(), chromedp.Navigate(root+"#/templates"), waitDrawn())).To(Succeed())
 		total := sys.List(ctx, "/api/v1/provision-template/path-label").Total
 		Eventually(func() string {
 			return eval[string](`document.querySelector(".live h2")?.textContent || document.querySelector(".live").textContent`)

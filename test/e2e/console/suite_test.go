@@ -54,6 +54,8 @@ var (
 	ctx     context.Context
 	sys     *e2e.System
 	browser context.Context
+	// bnet is the browser's network namespace.
+	bnet *browserNet
 	// shots is where each view's screenshot goes.
 	shots string
 	// silence stops the agent of the node the suite silences.
@@ -100,7 +102,7 @@ func TestConsole(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	RunSpecs(t, "Console in a browser")
+	testenv.RunSpecs(t, "Console in a browser")
 }
 
 var _ = BeforeSuite(func() {
@@ -152,8 +154,16 @@ var _ = BeforeSuite(func() {
 	}
 	Expect(os.MkdirAll(shots, 0o755)).To(Succeed())
 
+	// The browser runs in a network namespace of its own, where the
+	// host's interfaces never change under it; it reaches the facade
+	// there at the facade's address.
+	bnet, err = newBrowserNet()
+	Expect(err).NotTo(HaveOccurred(), "the browser's network namespace (the suite runs as root)")
+	DeferCleanup(func() { Expect(bnet.close()).To(Succeed()) })
+	Expect(bnet.reach(sys.Base)).To(Succeed())
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(GinkgoT().TempDir()),
+		chromedp.ExecPath(chromium), chromedp.ModifyCmdFunc(bnet.command),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(GinkgoT().TempDir()),
 		// The suite's second facade serves TLS with a certificate of a CA
 		// made for the run.
 		chromedp.IgnoreCertErrors,
@@ -232,25 +242,7 @@ func consoleURL(hash string) string { return sys.Base + "/console/" + hash }
 // open navigates to a view and waits for its live part to be drawn.
 func open(hash string) {
 	GinkgoHelper()
-	Expect(chromedp.Do(bounded(), navigate(consoleURL(hash)), waitDrawn())).To(Succeed())
-}
-
-// navigate loads url as chromedp.Navigate does, and loads it again when
-// Chromium gave up because the machine's network changed meanwhile: the
-// real-engine suites beside this one create and remove bridge interfaces,
-// and net::ERR_NETWORK_CHANGED says nothing about the console.
-func navigate(url string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		var v chromedp.Void
-		var err error
-		for range 5 {
-			if v, err = chromedp.Navigate(url)(ctx, t); err == nil || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") {
-				return v, err
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		return v, err
-	}
+	Expect(chromedp.Do(bounded(), chromedp.Navigate(consoleURL(hash)), waitDrawn())).To(Succeed())
 }
 
 // bounded is the browser's context for one step: a step that waits for an
