@@ -1,47 +1,117 @@
 #!/usr/bin/env bash
 # Times CI as CI runs it: `bash .ci/run` on a fresh clone of HEAD with
-# ../shared beside it and CI=true. COLD=1 gives the run empty Go module,
-# build and tool caches of its own (every tool built again from the Go
-# module proxy); the Debian packages the suites install stay as they are.
-# The run's output goes to stderr; its figures, once it passed, to stdout:
-#   ci: caches= total_s= vet_s= tests_s= fuzz_s= longest_suite_s= packages=
+# ../shared beside it and CI=true, RUNS times in a row (1), each on a clone
+# of its own.
+#   COLD=1       empty Go module, build and tool caches of the run's own
+#                (every tool built again from the Go module proxy); the
+#                Debian packages the suites install stay as they are.
+#   BUSY=1       one core kept busy by another process the whole time.
+#   INTERRUPT=S  the run interrupted S seconds in, as Ctrl-C does (SIGINT
+#                to its process group); it passes when it stopped and left
+#                no process behind.
+# After each run, the processes it started that are still alive are
+# counted (left=) and killed; any makes the run fail. The run's output goes
+# to stderr; its figures, once every run passed, to stdout, a line a run:
+#   ci: run= caches= busy= parallel= total_s= vet_s= tests_s= fuzz_s= longest_suite_s= packages= left=
+#   ci: run= caches= busy= interrupted_after_s= stopped_s= left=   (INTERRUPT)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=$(cd "$root/../shared" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-ci.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-git clone -q "$root" "$work/main"
-ln -s "$shared" "$work/shared"
-
-env=(CI=true)
+runs=${RUNS:-1}
 caches=warm
-if [[ -n "${COLD:-}" ]]; then
-	caches=cold
-	mkdir -p "$work/cache/mod" "$work/cache/build" "$work/cache/edgeplane"
-	env+=(GOMODCACHE="$work/cache/mod" GOCACHE="$work/cache/build" EDGEPLANE_CACHE="$work/cache/edgeplane")
+[[ -z "${COLD:-}" ]] || caches=cold
+busy=0
+[[ -z "${BUSY:-}" ]] || busy=1
+
+busy_pid=""
+work=""
+cleanup() {
+	[[ -z "$busy_pid" ]] || kill "$busy_pid" 2>/dev/null || true
+	[[ -z "$work" ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+if [[ $busy == 1 ]]; then
+	bash -c 'while :; do :; done' &
+	busy_pid=$!
 fi
 
-# Each line of the run, stamped with the seconds since its start.
-log="$work/ci.log"
-start=$(date +%s)
-set +e
-(cd "$work/main" && env "${env[@]}" bash .ci/run) 2>&1 | while IFS= read -r line; do
-	printf '%d %s\n' $(($(date +%s) - start)) "$line" | tee -a "$log" >&2
+# alive lists the live processes but for this script's own (itself, its
+# busy loop, the listing).
+alive() {
+	local self=$BASHPID
+	ps -eo pid=,ppid=,stat=,args= | awk -v a="$$" -v b="$self" -v c="${busy_pid:-0}" \
+		'$1 != a && $1 != b && $1 != c && $2 != b && $3 !~ /^Z/ && $4 !~ /^\[/ { print }'
+}
+
+failed=0
+lines=()
+for run in $(seq 1 "$runs"); do
+	work=$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-ci.XXXXXX")
+	git clone -q "$root" "$work/main"
+	ln -s "$shared" "$work/shared"
+	env=(CI=true)
+	if [[ $caches == cold ]]; then
+		mkdir -p "$work/cache/mod" "$work/cache/build" "$work/cache/edgeplane"
+		env+=(GOMODCACHE="$work/cache/mod" GOCACHE="$work/cache/build" EDGEPLANE_CACHE="$work/cache/edgeplane")
+	fi
+	before=$(alive | awk '{ print $1 }' | sort)
+
+	# Each line of the run, stamped with the seconds since its start. The
+	# run is a process group of its own, as a job in a terminal is.
+	log="$work/ci.log"
+	start=$(date +%s)
+	set +e
+	(cd "$work/main" && exec setsid env "${env[@]}" bash .ci/run) > >(while IFS= read -r line; do
+		printf '%d %s\n' $(($(date +%s) - start)) "$line" | tee -a "$log" >&2
+	done) 2>&1 &
+	job=$!
+	if [[ -n "${INTERRUPT:-}" ]]; then
+		sleep "$INTERRUPT"
+		echo "ci-time: interrupting the run (SIGINT to its process group) after ${INTERRUPT}s" >&2
+		kill -INT -- "-$job" 2>/dev/null
+		sent=$(date +%s)
+	fi
+	wait "$job"
+	rc=$?
+	set -e
+	total=$(($(date +%s) - start))
+	sleep 1 # the output's last lines
+
+	# What the run left: processes that were not there before it.
+	left=$(comm -13 <(echo "$before") <(alive | awk '{ print $1 }' | sort) || true)
+	nleft=0
+	if [[ -n "$left" ]]; then
+		nleft=$(echo "$left" | wc -l)
+		echo "ci-time: run $run left $nleft processes running (killed now):" >&2
+		for p in $left; do ps -o pid=,args= -p "$p" >&2 || true; done
+		echo "$left" | xargs -r kill -9 2>/dev/null || true
+	fi
+
+	if [[ -n "${INTERRUPT:-}" ]]; then
+		stopped=$(($(date +%s) - sent))
+		if [[ $rc -eq 0 || $nleft -gt 0 ]]; then
+			echo "ci-time: run $run: exit $rc after the interrupt, $nleft processes left" >&2
+			failed=1
+		fi
+		lines+=("ci: run=$run caches=$caches busy=$busy interrupted_after_s=$INTERRUPT stopped_s=$stopped left=$nleft")
+	elif [[ $rc -ne 0 || $nleft -gt 0 ]]; then
+		echo "ci-time: run $run: bash .ci/run exit $rc after ${total}s, $nleft processes left" >&2
+		failed=1
+	else
+		# The steps of make test: go vet, then the test packages, then the
+		# fuzz step, each starting at its first line.
+		lines+=("$(awk -v run="$run" -v caches="$caches" -v busy="$busy" -v total="$total" -v left="$nleft" '
+			/ go test: [0-9]+ packages at once/ && !tests { tests = $1; parallel = $4 }
+			/ fuzz Fuzz/ && !fuzz { fuzz = $1 }
+			$2 == "ok" && !fuzz { packages++; s = $4; sub(/s$/, "", s); if (s + 0 > longest) longest = s + 0 }
+			END {
+				if (!tests || !fuzz) { print "ci-time: the steps of make test were not found in its output" > "/dev/stderr"; exit 1 }
+				printf "ci: run=%d caches=%s busy=%d parallel=%d total_s=%d vet_s=%d tests_s=%d fuzz_s=%d longest_suite_s=%.0f packages=%d left=%d\n", run, caches, busy, parallel, total, tests, fuzz - tests, total - fuzz, longest, packages, left
+			}' "$log")")
+	fi
+	echo "ci-time: run $run of $runs done: exit $rc in ${total}s" >&2
+	rm -rf "$work"
+	work=""
+	[[ $failed == 0 ]] || exit 1
 done
-rc=${PIPESTATUS[0]}
-set -e
-total=$(($(date +%s) - start))
-if [[ $rc -ne 0 ]]; then
-	echo "ci-time: bash .ci/run failed (exit $rc) after ${total}s" >&2
-	exit "$rc"
-fi
-# The steps of make test: go vet, then the test packages, then the fuzz
-# step, each starting at its first line.
-awk -v caches="$caches" -v total="$total" '
-	/ go test: [0-9]+ packages at once/ && !tests { tests = $1 }
-	/ fuzz Fuzz/ && !fuzz { fuzz = $1 }
-	$2 == "ok" && !fuzz { packages++; s = $4; sub(/s$/, "", s); if (s + 0 > longest) longest = s + 0 }
-	END {
-		if (!tests || !fuzz) { print "ci-time: the steps of make test were not found in its output" > "/dev/stderr"; exit 1 }
-		printf "ci: caches=%s total_s=%d vet_s=%d tests_s=%d fuzz_s=%d longest_suite_s=%.0f packages=%d\n", caches, total, tests, fuzz - tests, total - fuzz, longest, packages
-	}' "$log"
+printf '%s\n' "${lines[@]}"
