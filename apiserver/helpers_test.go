@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,23 +47,40 @@ func createNode(name, osType, arch string, containers ...edgev1alpha1.ObservedCo
 	return getNode(name)
 }
 
-// alive holds the nodes whose agents renew their Leases.
-var alive sync.Map
+var (
+	// alive holds the nodes whose agents renew their Leases.
+	alive sync.Map
+	// renewing is held through each round of renewals.
+	renewing sync.Mutex
+)
 
-// renewLeases plays the agents of the alive nodes until ctx ends.
+// renewLeases plays the agents of the alive nodes until ctx ends,
+// renewing every 500 ms as an agent's --renew-interval would.
 func renewLeases() {
 	defer GinkgoRecover()
 	for ctx.Err() == nil {
+		renewing.Lock()
 		alive.Range(func(name, _ any) bool {
 			_ = testenv.RenewLease(ctx, k8sClient, opts.LeaseNamespace, name.(string))
 			return true
 		})
+		renewing.Unlock()
 		time.Sleep(500 * time.Millisecond)
 	}
 }
 
-// silence stops a node's agent renewing its Lease.
-func silence(name string) { alive.Delete(name) }
+// silence stops a node's agent: once it returns, no renewal of the
+// node's Lease starts, and its Lease is deleted, so that the node is
+// offline at once rather than after a grace period a busy machine could
+// stretch or shrink.
+func silence(name string) {
+	GinkgoHelper()
+	renewing.Lock()
+	alive.Delete(name)
+	renewing.Unlock()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: opts.LeaseNamespace, Name: name}}
+	Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, lease))).To(Succeed())
+}
 
 // bootTime is when every test node booted.
 var bootTime = metav1.NewTime(metav1.Now().Add(-3600e9).Truncate(1e9))

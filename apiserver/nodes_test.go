@@ -126,7 +126,7 @@ var _ = Describe("GET /api/v1/node", Ordered, func() {
 			var pg nodePage
 			api("/api/v1/node" + query("name", "nl-k")).into(&pg)
 			return pg.List[0]["status"]
-		}).Should(Equal("offline"))
+		}).Should(Equal("offline"), "nl-k's status on GET /api/v1/node once its Lease is gone")
 		var pg nodePage
 		api("/api/v1/node" + query("name", "nl-k")).into(&pg)
 		Expect(pg.List[0]["upTime"]).To(BeNumerically("==", 0))

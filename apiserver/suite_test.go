@@ -111,7 +111,10 @@ var _ = BeforeSuite(func() {
 	kubeHTTP, err = rest.HTTPClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	opts = controllers.DefaultOptions()
-	opts.NodeGracePeriod = 2 * time.Second
+	// The suite's agents renew every 500 ms (renewLeases); a grace period
+	// of a minute is one a busy machine cannot trip, so a node goes
+	// offline only when a spec takes its Lease away.
+	opts.NodeGracePeriod = time.Minute
 	opts.RescheduleGrace = 3 * time.Second
 	opts.DeletionTimeout = time.Hour // a stuck finalizer stays stuck unless forced
 	for _, ns := range []string{opts.LeaseNamespace, facadeNamespace} {

@@ -63,9 +63,12 @@ type Config struct {
 	// kills were made.
 	KillEvery time.Duration
 	MinKills  int
-	// LeaseDuration is the managers' --leader-elect-lease-duration.
+	// LeaseDuration is the managers' --leader-elect-lease-duration. A
+	// leader that cannot renew within two thirds of it exits: on a busy
+	// machine a short lease ends leaders that nothing killed.
 	LeaseDuration time.Duration
-	// Timeout bounds the wait for convergence after the last kill.
+	// Timeout bounds the wait for convergence after the last kill: a
+	// ceiling, not a speed the run expects.
 	Timeout time.Duration
 	// Log receives progress lines.
 	Log io.Writer
@@ -94,8 +97,8 @@ func (r Result) Line() string {
 }
 
 // Run performs one chaos run.
-func Run(ctx context.Context, cfg Config) (Result, error) {
-	res := Result{Services: cfg.Services, Changes: cfg.Changes}
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	res = Result{Services: cfg.Services, Changes: cfg.Changes}
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "chaos: "+format+"\n", args...) }
 	env, restCfg, c, err := testenv.Start()
 	if err != nil {
@@ -106,7 +109,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
+	// The processes' logs outlive a failed run: they say what each
+	// replica saw.
+	defer func() {
+		if err == nil {
+			_ = os.RemoveAll(dir)
+		} else {
+			logf("the managers', the hub's and the agent's logs are kept in %s", dir)
+		}
+	}()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return res, err
@@ -156,14 +167,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// Nothing changes before both replicas watch and one leads: a version
 	// superseded while no replica watched is the one loss the design
 	// admits, and a busy machine starts the binaries slowly.
+	var seen string
 	if err := procs.WaitFor(ctx, "both replicas ready and a leader", 100*time.Millisecond, func() (bool, error) {
-		if !m.ready(ctx, 0) || !m.ready(ctx, 1) {
-			return false, nil
+		if err := m.restartExited(ctx, logf); err != nil {
+			return false, err
 		}
+		ready0, ready1 := m.ready(ctx, 0), m.ready(ctx, 1)
 		_, err := m.leader(ctx)
-		return err == nil, nil
+		seen = fmt.Sprintf("replica 0 ready %v, replica 1 ready %v, leader: %v", ready0, ready1, errOrNone(err))
+		return ready0 && ready1 && err == nil, nil
 	}); err != nil {
-		return res, err
+		return res, fmt.Errorf("%w; last seen: %s", err, seen)
 	}
 	// The devices join an edge hub replica and talk to it alone.
 	hub, err := hubs.Start(ctx, c, hubs.Options{Bin: filepath.Join(cfg.Bin, "manager"), Dir: dir, Kubeconfig: kubeconfig, Replicas: 1})
@@ -201,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	logf("%d services created, %d changes at %.0f/s, the leader killed once it led %s", cfg.Services, cfg.Changes, cfg.Rate, cfg.KillEvery)
 
 	// The storm, and the killer beside it.
-	var kills atomic.Int32
+	var kills, changes atomic.Int32
 	stormDone := make(chan error, 1)
 	go func() {
 		tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
@@ -222,9 +236,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				s.Spec.Image.Ref = ref
 				return c.Update(ctx, s)
 			}); err != nil {
-				stormDone <- err
+				stormDone <- fmt.Errorf("change %d, %s to %s: %w", i+1, key.Name, ref, err)
 				return
 			}
+			changes.Add(1)
 		}
 		stormDone <- nil
 	}()
@@ -247,14 +262,23 @@ storm:
 			}
 			break storm
 		case now := <-poll.C:
+			// A replica that exited on its own (a leader that could not
+			// renew its lease in time) is started again, as its
+			// Deployment would: the storm waits for two replicas.
+			if err := m.restartExited(ctx, logf); err != nil {
+				return res, err
+			}
 			i, err := m.leader(ctx)
 			if err != nil {
+				seen = fmt.Sprintf("no leader: %v", err)
 				continue
 			}
 			if i != leading {
 				leading, leadSince = i, now
 			}
-			if now.Before(leadSince.Add(cfg.KillEvery)) || !m.ready(ctx, 1-i) {
+			other := m.ready(ctx, 1-i)
+			seen = fmt.Sprintf("replica %d leads since %s ago, replica %d ready %v", i, now.Sub(leadSince).Round(time.Millisecond), 1-i, other)
+			if now.Before(leadSince.Add(cfg.KillEvery)) || !other {
 				continue
 			}
 			if err := m.kill(ctx, i); err != nil {
@@ -267,7 +291,8 @@ storm:
 			res.Kills = int(kills.Add(1))
 			logf("killed leader %d (kill %d)", i, res.Kills)
 		case <-ctx.Done():
-			return res, ctx.Err()
+			return res, fmt.Errorf("waiting for kill %d of at least %d (%d changes made of %d): %w; last seen: %s",
+				kills.Load()+1, cfg.MinKills, changes.Load(), cfg.Changes, ctx.Err(), seen)
 		}
 	}
 	if lastKill.IsZero() {
@@ -277,8 +302,12 @@ storm:
 
 	wait, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	if err := procs.WaitFor(wait, "convergence", 200*time.Millisecond, func() (bool, error) { return converged(ctx, c) }); err != nil {
-		return res, err
+	if err := procs.WaitFor(wait, "convergence", 200*time.Millisecond, func() (bool, error) {
+		done, last, err := converged(ctx, c)
+		seen = last
+		return done, err
+	}); err != nil {
+		return res, fmt.Errorf("%w; last seen: %s", err, seen)
 	}
 	res.Converge = time.Since(lastKill)
 
@@ -319,15 +348,16 @@ storm:
 }
 
 // converged says whether every service names its newest record, holding
-// its current image, and every instance runs that revision.
-func converged(ctx context.Context, c client.Client) (bool, error) {
+// its current image, and every instance runs that revision; if not, what
+// the first service that has not is at.
+func converged(ctx context.Context, c client.Client) (bool, string, error) {
 	services := &edgev1alpha1.EdgeServiceList{}
 	if err := c.List(ctx, services, client.InNamespace("default")); err != nil {
-		return false, err
+		return false, "", err
 	}
 	records := &edgev1alpha1.DeployRecordList{}
 	if err := c.List(ctx, records, client.InNamespace("default")); err != nil {
-		return false, err
+		return false, "", err
 	}
 	newest := map[string]*edgev1alpha1.DeployRecord{}
 	for i := range records.Items {
@@ -338,23 +368,35 @@ func converged(ctx context.Context, c client.Client) (bool, error) {
 	}
 	for _, s := range services.Items {
 		r := newest[s.Name]
-		if r == nil || r.Spec.Image.Ref != s.Spec.Image.Ref || s.Status.CurrentRecord != r.Name || s.Status.ObservedGeneration != s.Generation {
-			return false, nil
+		if r == nil {
+			return false, fmt.Sprintf("%s (image %s) has no record", s.Name, s.Spec.Image.Ref), nil
+		}
+		if r.Spec.Image.Ref != s.Spec.Image.Ref || s.Status.CurrentRecord != r.Name || s.Status.ObservedGeneration != s.Generation {
+			return false, fmt.Sprintf("%s: image %s, generation %d; observed generation %d, current record %q; newest record %s holds %s",
+				s.Name, s.Spec.Image.Ref, s.Generation, s.Status.ObservedGeneration, s.Status.CurrentRecord, r.Name, r.Spec.Image.Ref), nil
 		}
 		insts, err := testenv.Instances(ctx, c, s.Namespace, s.Name)
 		if err != nil {
-			return false, err
+			return false, "", err
 		}
 		if int32(len(insts)) != *s.Spec.Factor {
-			return false, nil
+			return false, fmt.Sprintf("%s has %d instances, wants %d", s.Name, len(insts), *s.Spec.Factor), nil
 		}
 		for _, inst := range insts {
 			if inst.Revision != r.Spec.Revision || inst.DeployStatus != edgev1alpha1.DeploySuccess {
-				return false, nil
+				return false, fmt.Sprintf("%s: instance %s on %s runs revision %d (%s), wants %d (success)",
+					s.Name, inst.Name, inst.NodeName, inst.Revision, inst.DeployStatus, r.Spec.Revision), nil
 			}
 		}
 	}
-	return true, nil
+	return true, "", nil
+}
+
+func errOrNone(err error) string {
+	if err == nil {
+		return "found"
+	}
+	return err.Error()
 }
 
 // managers are the two replicas, each with plain-HTTP metrics to tell the
@@ -365,6 +407,7 @@ type managers struct {
 	lease                time.Duration
 	cmds                 [2]*exec.Cmd
 	metrics, probes      [2]string
+	names                [2]string
 	runs                 int
 }
 
@@ -386,7 +429,7 @@ func (m *managers) start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	m.cmds[i], m.metrics[i], m.probes[i] = cmd, addr, probes
+	m.cmds[i], m.metrics[i], m.probes[i], m.names[i] = cmd, addr, probes, name
 	return nil
 }
 
@@ -399,6 +442,23 @@ func (m *managers) ready(ctx context.Context, i int) bool {
 // leader finds the replica that leads.
 func (m *managers) leader(ctx context.Context) (int, error) {
 	return testenv.Leader(ctx, m.metrics[:])
+}
+
+// restartExited starts again each replica whose process exited although
+// the run did not kill it: a leader that could not renew its lease within
+// the renew deadline exits, as controller-runtime's managers do.
+func (m *managers) restartExited(ctx context.Context, logf func(string, ...any)) error {
+	for i, cmd := range m.cmds {
+		if cmd == nil || !procs.Exited(cmd.Process.Pid) {
+			continue
+		}
+		_ = cmd.Wait()
+		logf("replica %d exited on its own (%s; its log is %s.log); starting it again", i, cmd.ProcessState, filepath.Join(m.dir, m.names[i]))
+		if err := m.start(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kill sends SIGKILL to replica i, as a node failure would, and starts a

@@ -41,11 +41,21 @@ func TestFailover(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the binaries: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// No deadline of its own: the run ends with go test's -timeout, a
+	// minute early, so that it stops its processes and says what it
+	// waited for rather than panicking.
+	ctx, cancel := context.WithCancel(context.Background())
+	if deadline, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
+	}
 	defer cancel()
+	// The lease is kube-controller-manager's default: a leader that a
+	// busy machine slows for a few seconds keeps it, and only the kills
+	// end leaders. Each kill costs a lease duration before the standby
+	// leads.
 	res, err := chaos.Run(ctx, chaos.Config{
 		Bin: bin, Services: 10, Factor: 2, Nodes: 6, Changes: 200, Rate: 20,
-		KillEvery: 4 * time.Second, MinKills: 2, LeaseDuration: 2 * time.Second, Timeout: 2 * time.Minute, Log: os.Stderr,
+		KillEvery: 4 * time.Second, MinKills: 2, LeaseDuration: 15 * time.Second, Timeout: 10 * time.Minute, Log: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)

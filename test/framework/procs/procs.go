@@ -166,6 +166,13 @@ func Parent(pid int) int {
 	return ppid
 }
 
+// Exited says whether a process has exited: gone, or a zombie its parent
+// has not waited for yet.
+func Exited(pid int) bool {
+	f, err := statFields(statFile(pid))
+	return err != nil || len(f) == 0 || f[0] == "Z" || f[0] == "X"
+}
+
 // Pause stops a process (SIGSTOP) and returns once every thread of it is
 // stopped. kill(2) returns before that: the kernel wakes one thread to
 // start the group stop, and on a busy machine the others may run on for
