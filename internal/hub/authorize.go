@@ -20,9 +20,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/sets"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // request is what the node authorizer decides on: a request of the
@@ -44,62 +44,26 @@ const (
 	resSecrets     = "secrets"
 )
 
-// parseRequest reads a Kubernetes API path and query as the agent's
-// client-go sends them. A list or watch names its one object by a
-// metadata.name field selector, which becomes the request's name.
+// requestInfos parses Kubernetes API paths as kube-apiserver does.
+var requestInfos = &apirequest.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// parseRequest reads a Kubernetes API path and query as kube-apiserver's
+// RequestInfoFactory does (a list or watch of one name by fieldSelector
+// names it); anything but a resource request, or a path deeper than a
+// subresource, is not of the subset.
 func parseRequest(method string, u *url.URL) (request, error) {
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	var r request
-	switch {
-	case len(parts) >= 2 && parts[0] == "api" && parts[1] == "v1":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		r.group, parts = parts[1], parts[3:]
-	default:
-		return r, fmt.Errorf("the hub serves only an edge node's own objects; %s is not one of them", u.Path)
+	info, err := requestInfos.NewRequestInfo(&http.Request{Method: method, URL: u})
+	if err != nil {
+		return request{}, err
 	}
-	if len(parts) >= 2 && parts[0] == "namespaces" {
-		r.namespace, parts = parts[1], parts[2:]
+	if !info.IsResourceRequest || len(info.Parts) > 3 {
+		return request{}, fmt.Errorf("the hub serves only an edge node's own objects; %s is not one of them", u.Path)
 	}
-	switch len(parts) {
-	case 1:
-		r.resource = parts[0]
-	case 2:
-		r.resource, r.name = parts[0], parts[1]
-	case 3:
-		r.resource, r.name, r.subresource = parts[0], parts[1], parts[2]
-	default:
-		return r, fmt.Errorf("the hub serves only an edge node's own objects; %s is not one of them", u.Path)
-	}
-	q := u.Query()
-	switch method {
-	case http.MethodGet:
-		r.verb = "get"
-		if r.name == "" {
-			r.verb = "list"
-			if q.Get("watch") == "true" || q.Get("watch") == "1" {
-				r.verb = "watch"
-			}
-			if s := q.Get("fieldSelector"); s != "" {
-				sel, err := fields.ParseSelector(s)
-				if err != nil {
-					return r, fmt.Errorf("fieldSelector %q: %w", s, err)
-				}
-				if name, ok := sel.RequiresExactMatch("metadata.name"); ok && len(sel.Requirements()) == 1 {
-					r.name = name
-				}
-			}
-		}
-	case http.MethodPost:
-		r.verb = "create"
-	case http.MethodPut:
-		r.verb = "update"
-	case http.MethodPatch:
-		r.verb = "patch"
-	default:
-		r.verb = strings.ToLower(method)
-	}
-	return r, nil
+	return request{verb: info.Verb, group: info.APIGroup, resource: info.Resource, subresource: info.Subresource,
+		namespace: info.Namespace, name: info.Name}, nil
 }
 
 // scope is what the hub serves nodes from: the namespace of their Leases

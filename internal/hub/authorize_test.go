@@ -52,6 +52,8 @@ func TestAuthorize(t *testing.T) {
 		{"services", "GET", "/apis/edge.edgeplane.io/v1alpha1/namespaces/default/edgeservices/n1", false},
 		{"pods", "GET", "/api/v1/pods", false},
 		{"discovery", "GET", "/apis", false},
+		{"leases deleted as a collection", "DELETE", "/apis/coordination.k8s.io/v1/namespaces/edgeplane-node-lease/leases", false},
+		{"below a subresource", "PATCH", "/apis/edge.edgeplane.io/v1alpha1/edgenodes/n1/status/extra", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := url.Parse(tc.url)

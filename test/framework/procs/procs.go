@@ -30,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Start runs a binary with its output in dir/name.log, until ctx ends or
@@ -212,19 +214,19 @@ func allStopped(pid int) (bool, error) {
 	return true, nil
 }
 
-// WaitFor polls done every interval until it says yes, fails, or ctx ends.
+// WaitFor polls done every interval until it says yes, fails, or ctx
+// ends (apimachinery's poll), naming what it waited for when ctx ends.
 func WaitFor(ctx context.Context, what string, interval time.Duration, done func() (bool, error)) error {
-	for {
+	var failed error
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(context.Context) (bool, error) {
 		ok, err := done()
-		if err != nil || ok {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-time.After(interval):
-		}
+		failed = err
+		return ok, err
+	})
+	if err != nil && failed == nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
+	return err
 }
 
 // MachineCPU is the CPU time all the machine's cores have spent busy
