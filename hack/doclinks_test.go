@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -75,6 +76,44 @@ func TestMarkdownLinks(t *testing.T) {
 	t.Logf("%d relative links checked in %d Markdown files", links, len(files))
 }
 
+// repoPath is a code span that reads as a path in the repository: under
+// one of its top folders (api/ is the facade's routes too: only its Go
+// package counts), with no placeholder (<...>, *, {a,b}, NODES, ...),
+// and perhaps a Go identifier after the package (`internal/names.Label`).
+var (
+	repoPath   = regexp.MustCompile(`^(api/v1alpha1|apiserver|cmd|config|controllers|charts|docs|hack|internal|test)(/[a-z0-9_./-]*)?(\.[A-Z][A-Za-z0-9_]*)?$`)
+	identifier = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*$`)
+)
+
+// TestMarkdownCodePaths fails on a code span of a Markdown file that
+// names a file or folder of the repository that is not there: a file
+// moved or renamed without its docs.
+func TestMarkdownCodePaths(t *testing.T) {
+	root := testenv.RepoRoot()
+	files, err := markdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rel := range files {
+		d, err := parseMarkdown(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.paths {
+			n++
+			if strings.Contains(p.dest, "..") {
+				continue
+			}
+			path := identifier.ReplaceAllString(p.dest, "")
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(path))); err != nil {
+				t.Errorf("%s:%d: `%s` is not in the repository", rel, p.line, p.dest)
+			}
+		}
+	}
+	t.Logf("%d paths checked in %d Markdown files", n, len(files))
+}
+
 // markdownFiles lists the repository's Markdown files, relative to root
 // with forward slashes, outside build output, dependencies, test data and
 // .git.
@@ -115,6 +154,9 @@ type markdownLink struct {
 type markdownDoc struct {
 	links   []markdownLink
 	anchors map[string]bool
+	// paths are the code spans that name a file or folder of the
+	// repository, such as `internal/agent/sim/sim.go`.
+	paths []markdownLink
 }
 
 func parseMarkdown(path string) (*markdownDoc, error) {
@@ -139,6 +181,11 @@ func parseMarkdown(path string) (*markdownDoc, error) {
 			dest = n.Destination
 		case *ast.Image:
 			dest = n.Destination
+		case *ast.CodeSpan:
+			if p := string(n.Text(src)); repoPath.MatchString(p) {
+				d.paths = append(d.paths, markdownLink{dest: p, line: lineOf(n, src)})
+			}
+			return ast.WalkSkipChildren, nil
 		default:
 			return ast.WalkContinue, nil
 		}
