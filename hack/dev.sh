@@ -126,7 +126,7 @@ edgeplane is running on this machine.
                (through kube-apiserver: KUBECONFIG=$KUBECONFIG $kubectl proxy, then
                 http://127.0.0.1:8001/apis/facade.edge.edgeplane.io/v1/console/)
   facade:      $url/api/v1   (OpenAPI: $url/api/v1/openapi.json)
-  edge hub:    $hub   (devices join it: KUBECONFIG=$KUBECONFIG bin/kubectl-edge node add NAME --address HOST:PORT)
+  edge hub:    $hub   (devices join it: KUBECONFIG=$KUBECONFIG bin/kubectl-edge node add NAME)
   aggregated:  ${apiserver%/}/apis/facade.edge.edgeplane.io/v1/api/v1   (the same facade through kube-apiserver)
   kubeconfig:  $KUBECONFIG
   logs:        $dir/{devcluster,manager,aggregated,joins,agent,agent-docker}.log
