@@ -276,7 +276,7 @@ func toContainer(in instance, now time.Time) container {
 		c.ImageName = ref
 	}
 	if n := in.node; n != nil {
-		c.NodeID, c.Address, c.NodeArch = string(n.UID), n.Spec.Address, nodeArch(n)
+		c.NodeID, c.Address, c.NodeArch = string(n.UID), n.Address(), nodeArch(n)
 		// On the embedded real-time OS the container id is its name.
 		if c.ID == "" && nodeType(n) != "" && nodeType(n) != "linux" {
 			c.ID = c.Name

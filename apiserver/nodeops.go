@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/nodejoin"
 )
 
@@ -45,16 +46,13 @@ import (
 // defaultTokenTTL is a join token's life when the request gives none.
 const defaultTokenTTL = time.Hour
 
-// The patterns of the EdgeNode's spec, checked here so that bad input is
-// a 400 naming its field before anything is read or written.
+// The patterns of the EdgeNode's spec, checked here (the address by
+// edgev1alpha1.ValidAddress) so that bad input is a 400 naming its field
+// before anything is read or written.
 var (
-	addressPattern = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}$`)
-	typePattern    = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	archPattern    = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+	typePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	archPattern = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 )
-
-// maxAddress is the longest address the EdgeNode's schema takes.
-const maxAddress = 261
 
 // newNodeBody is the body of POST /api/v1/node.
 type newNodeBody struct {
@@ -131,14 +129,14 @@ func (s *Server) createNode(r *http.Request) (any, error) {
 	} else {
 		name = *body.Name
 	}
+	// No address, or an empty one: the node's agent reports its own.
 	address := ""
-	switch {
-	case body.Address == nil || *body.Address == "":
-		fields["address"] = "is required: where the node's agent is reached, HOST:PORT"
-	case len(*body.Address) > maxAddress || !addressPattern.MatchString(*body.Address):
-		fields["address"] = fmt.Sprintf("%q must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080", *body.Address)
-	default:
-		address = *body.Address
+	if body.Address != nil && *body.Address != "" {
+		if !edgev1alpha1.ValidAddress(*body.Address) {
+			fields["address"] = fmt.Sprintf("%q %s", *body.Address, edgev1alpha1.AddressMessage)
+		} else {
+			address = *body.Address
+		}
 	}
 	if body.Type != "" && !typePattern.MatchString(body.Type) {
 		fields["type"] = fmt.Sprintf("%q is no operating system kind: lowercase, such as linux or sylixos", body.Type)

@@ -129,6 +129,38 @@ var _ = Describe("The facade's node operations", func() {
 		check(j, "join-b", time.Hour)
 	})
 
+	It("adds a node by its name alone; the node list shows the address its agent reports, and the operator's over it", func() {
+		r := sendJSON(http.MethodPost, "/api/v1/node", map[string]any{"name": "join-named"})
+		Expect(r.HTTP).To(Equal(http.StatusOK), r.Message)
+		var j joinReply
+		r.into(&j)
+		check(j, "join-named", time.Hour)
+		node := getNode("join-named")
+		Expect(node.Spec).To(Equal(edgev1alpha1.EdgeNodeSpec{}))
+		address := func() any {
+			var pg nodePage
+			r := api("/api/v1/node" + query("name", "join-named"))
+			Expect(r.Status).To(Equal(http.StatusOK), r.Message)
+			r.into(&pg)
+			Expect(pg.List).To(HaveLen(1))
+			return pg.List[0]["address"]
+		}
+		Eventually(address).Should(Equal(""), "no address before its agent reports one")
+
+		By("its agent joining and reporting where it is reached")
+		Expect(testenv.RenewLease(ctx, k8sClient, opts.LeaseNamespace, "join-named")).To(Succeed())
+		Expect(testenv.Report(ctx, k8sClient, "join-named", edgev1alpha1.NodeInfo{Type: "linux", Arch: "arm64", Address: "192.168.10.21:7200",
+			AgentVersion: "test", ReadsAssignment: true}, &bootTime)).To(Succeed())
+		Eventually(address).Should(Equal("192.168.10.21:7200"))
+
+		By("the operator's spec.address winning over it")
+		patch := client.MergeFrom(node.DeepCopy())
+		node.Spec.Address = "edge-7.plant.example:8080"
+		Expect(k8sClient.Patch(ctx, node, patch)).To(Succeed())
+		Eventually(address).Should(Equal("edge-7.plant.example:8080"))
+		Expect(getNode("join-named").Status.NodeInfo.Address).To(Equal("192.168.10.21:7200"))
+	})
+
 	It("issues a new join token for a node that exists, and 404 for an id that is none", func() {
 		r := sendJSON(http.MethodPost, "/api/v1/node", map[string]any{"name": "join-t", "address": "10.0.0.9:8080"})
 		Expect(r.HTTP).To(Equal(http.StatusOK), r.Message)
@@ -166,8 +198,8 @@ var _ = Describe("The facade's node operations", func() {
 			{map[string]any{"address": "10.0.0.7:8080"}, "name"},
 			{map[string]any{"name": "Join_Bad", "address": "10.0.0.7:8080"}, "name"},
 			{map[string]any{"name": "join-bad-x1234567890123456789012345678901234567890123456789012345", "address": "10.0.0.7:8080"}, "name"},
-			{map[string]any{"name": "join-bad"}, "address"},
 			{map[string]any{"name": "join-bad", "address": "nowhere"}, "address"},
+			{map[string]any{"name": "join-bad", "address": "10.0.0.7"}, "address"},
 			{map[string]any{"name": "join-bad", "address": "10.0.0.7:8080", "type": "Linux"}, "type"},
 			{map[string]any{"name": "join-bad", "address": "10.0.0.7:8080", "arch": "ARM 64"}, "arch"},
 			{map[string]any{"name": "join-bad", "address": "10.0.0.7:8080", "labels": map[string]string{"bad/key/x": "1"}}, "labels"},

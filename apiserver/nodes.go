@@ -99,7 +99,8 @@ func (s *Server) node(n *edgev1alpha1.EdgeNode, basic bool, now time.Time) node 
 		upTime = max(0, now.Sub(st.BootTime.Time).Seconds())
 	}
 	created := s.formatTime(n.CreationTimestamp.Time)
-	item.Address, item.Status, item.TLS = &n.Spec.Address, &status, &n.Spec.TLS
+	address := n.Address()
+	item.Address, item.Status, item.TLS = &address, &status, &n.Spec.TLS
 	item.ContainerTotal, item.ContainerRunning = &st.ContainerTotal, &st.ContainerRunning
 	item.ContainerManagedTotal, item.ContainerManagedRunning = &st.ContainerManagedTotal, &st.ContainerManagedRunning
 	item.UpTime, item.CreatedTime = &upTime, &created

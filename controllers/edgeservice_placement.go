@@ -331,7 +331,7 @@ func recordNodes(spec edgev1alpha1.EdgeServiceSpec, instances []edgev1alpha1.Ser
 		seen[name] = true
 		rn := edgev1alpha1.RecordNode{NodeName: name}
 		if n := nodes[name]; n != nil {
-			rn.NodeID, rn.Address = string(n.UID), n.Spec.Address
+			rn.NodeID, rn.Address = string(n.UID), n.Address()
 		}
 		out = append(out, rn)
 	}

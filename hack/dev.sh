@@ -65,17 +65,18 @@ bin/manager --kubeconfig "$KUBECONFIG" --controllers=false --metrics-bind-addres
   --apiservice v1.facade.edge.edgeplane.io >"$dir/aggregated.log" 2>&1 &
 pids+=($!)
 # Each device is added as an operator would (kubectl edge node add prints
-# the one line to run on the device) and joins the hub with its own token;
-# the simulator then plays every device with its own identity.
+# the one line to run on the device), by its name, type, arch and labels,
+# and joins the hub with its own token; the simulator then plays every
+# device with its own identity, and each reports its address (10.77.0.N:7200).
 for _ in $(seq 1 120); do "$kubectl" -n edgeplane-system get configmap edgeplane-hub-info >/dev/null 2>&1 && break; sleep 0.5; done
-add() { # add NAME TYPE ARCH ADDRESS LABELS: prints the device's join line
-  bin/kubectl-edge node add "$1" --type "$2" --arch "$3" --address "$4" --labels "$5" 2>/dev/null
+add() { # add NAME TYPE ARCH LABELS: prints the device's join line
+  bin/kubectl-edge node add "$1" --type "$2" --arch "$3" --labels "$4" 2>/dev/null
 }
 types=(linux sylixos) arches=(amd64 arm64)
 for i in $(seq 1 "$nodes"); do
   t="${types[$(((i - 1) % 2))]}" a="${arches[$(((i - 1) % 2))]}"
   name="$(printf 'edge-%s-%02d' "$t" "$i")"
-  line="$(add "$name" "$t" "$a" "10.77.0.$i:7200" site=plant-a)"
+  line="$(add "$name" "$t" "$a" site=plant-a)"
   read -r -a join <<<"${line#edge-agent }"
   bin/edge-agent "${join[@]}" --run=false --state-dir "$dir/devices/$name" >>"$dir/joins.log" 2>&1
 done
@@ -92,7 +93,7 @@ if [[ "$runtime" == docker ]]; then
     engine="$dir/engine"
     export "$(hack/engine.sh start "$engine" "${DEV_ENGINE:-podman}")"
   fi
-  line="$(add edge-docker-01 linux "$(go env GOARCH)" 127.0.0.1:7200 site=lab)"
+  line="$(add edge-docker-01 linux "$(go env GOARCH)" site=lab)"
   read -r -a join <<<"${line#edge-agent }"
   KUBECONFIG= bin/edge-agent "${join[@]}" --runtime docker --runtime-endpoint "$DOCKER_HOST" \
     --image-registry edgeplane.local --renew-interval 5s --metrics-interval 5s \

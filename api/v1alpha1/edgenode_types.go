@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"regexp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,14 +44,33 @@ const (
 	ContainerPaused  ContainerState = "paused"
 )
 
+// An address, spec.address or status.nodeInfo.address, is host:port of at
+// most MaxAddressLength characters; ValidAddress checks one as the schema
+// does (its pattern is the CEL rule's), and AddressMessage is the
+// schema's refusal, for clients that check before they write.
+const (
+	MaxAddressLength = 261
+	AddressMessage   = "must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080"
+)
+
+var addressPattern = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}$`)
+
+// ValidAddress says whether the schema takes s as a node's address.
+func ValidAddress(s string) bool {
+	return len(s) <= MaxAddressLength && addressPattern.MatchString(s)
+}
+
 // EdgeNodeSpec is what the platform team says about an edge node. Labels on
 // the EdgeNode object are used for placement of dynamic services.
 type EdgeNodeSpec struct {
-	// address is where the node's agent is reached, as host:port.
-	// +required
+	// address is where the node's agent is reached, as host:port. When
+	// set, it is the node's address; when not, the address its agent
+	// reports in status.nodeInfo.address is. Set it where the agent
+	// cannot know how it is reached (behind NAT, a forwarded port).
+	// +optional
 	// +kubebuilder:validation:MaxLength=261
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\]):[0-9]{1,5}$')",message="must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080"
-	Address string `json:"address"`
+	Address string `json:"address,omitempty"`
 
 	// tls says whether the agent is reached over TLS.
 	// +optional
@@ -92,6 +113,14 @@ type NodeInfo struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]{1,32}$`
 	Arch string `json:"arch,omitempty"`
+
+	// address is where the agent says it is reached, as host:port: its
+	// --advertise-address, else the host its connection to the cluster
+	// leaves from, with port 7200. spec.address, when set, overrides it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\]):[0-9]{1,5}$')",message="must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080"
+	Address string `json:"address,omitempty"`
 
 	// osVersion is the version of the operating system.
 	// +optional
@@ -341,6 +370,7 @@ type EdgeNodeStatus struct {
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.containerTotal`
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.status.nodeInfo.maxInstances`,priority=1
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`,priority=1
+// +kubebuilder:printcolumn:name="Reported Address",type=string,JSONPath=`.status.nodeInfo.address`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type EdgeNode struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -353,6 +383,21 @@ type EdgeNode struct {
 	// status is what the agent and the controller observe.
 	// +optional
 	Status EdgeNodeStatus `json:"status,omitempty"`
+}
+
+// Address is the address the node has: spec.address when set (the
+// operator's word wins), else the one its agent reports, else "". The
+// facade and DeployRecords carry this one. kubectl get -o wide shows
+// both (columns Address and Reported Address): a printer column reads
+// one simple JSONPath, with no fallback from one field to another.
+func (n *EdgeNode) Address() string {
+	if n.Spec.Address != "" {
+		return n.Spec.Address
+	}
+	if n.Status.NodeInfo != nil {
+		return n.Status.NodeInfo.Address
+	}
+	return ""
 }
 
 // EdgeNodeList is a list of EdgeNodes.

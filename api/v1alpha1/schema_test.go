@@ -330,7 +330,38 @@ var _ = Describe("EdgeNode schema", func() {
 	})
 
 	It("rejects an address without a port", func() {
-		expectInvalid(k8sClient.Create(ctx, node("addr-bad", "10.0.0.7")), "must be host:port")
+		expectInvalid(k8sClient.Create(ctx, node("addr-bad", "10.0.0.7")), "spec.address: Invalid value: \"10.0.0.7\": must be host:port, for example 10.0.0.7:8080 or [fd00::7]:8080")
+	})
+
+	It("accepts a node added by its name alone, and an address its agent reports, checked as spec.address is", func() {
+		n := node("addr-none", "")
+		Expect(k8sClient.Create(ctx, n)).To(Succeed())
+		Expect(n.Spec.Address).To(BeEmpty())
+		Expect(n.Address()).To(BeEmpty(), "no address until its agent reports one")
+
+		n.Status.NodeInfo = &edgev1alpha1.NodeInfo{Address: "10.0.0.7"}
+		expectInvalid(k8sClient.Status().Update(ctx, n), "status.nodeInfo.address: Invalid value: \"10.0.0.7\": must be host:port")
+		n.Status.NodeInfo.Address = "[fd00::7]:7200"
+		Expect(k8sClient.Status().Update(ctx, n)).To(Succeed())
+		Expect(n.Address()).To(Equal("[fd00::7]:7200"))
+
+		By("letting the operator's address win over the reported one")
+		n.Spec.Address = "edge-7.plant.local:8080"
+		Expect(k8sClient.Update(ctx, n)).To(Succeed())
+		Expect(n.Address()).To(Equal("edge-7.plant.local:8080"))
+		Expect(n.Status.NodeInfo.Address).To(Equal("[fd00::7]:7200"))
+		out, err := kubectl("get", "en", "addr-none", "-o", "wide")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(MatchRegexp(`ADDRESS\s+REPORTED ADDRESS`))
+		Expect(out).To(MatchRegexp(`edge-7\.plant\.local:8080\s+\[fd00::7\]:7200`))
+	})
+
+	It("checks an address in Go as the schema does", func() {
+		for i, addr := range []string{"10.0.0.7:8080", "edge-7.plant.local:7200", "[fd00::7]:8080", "10.0.0.7", "nowhere", "-edge:80", "[fd00::7]", "edge 7:80",
+			strings.Repeat("c", 258) + ":80", strings.Repeat("c", 259) + ":80"} {
+			err := k8sClient.Create(ctx, node(fmt.Sprintf("addr-go-%d", i), addr))
+			Expect(err == nil).To(Equal(edgev1alpha1.ValidAddress(addr)), "%q: %v", addr, err)
+		}
 	})
 
 	It("rejects unknown node and container states in status", func() {

@@ -74,7 +74,7 @@ export function addNodeForm() {
   const result = h('div', { class: 'result', 'aria-live': 'polite' });
   const form = h('form', { class: 'card create add-node', novalidate: true, 'data-form': 'add-node' }, h('h2', {}, 'Add a node'),
     field('add-node', 'name', 'Name', 'the EdgeNode’s name: lowercase letters, digits and dashes', { type: 'text', autocomplete: 'off', required: true }),
-    field('add-node', 'address', 'Address', 'where the node’s agent is reached, HOST:PORT', { type: 'text', autocomplete: 'off', placeholder: '10.0.0.7:8080', required: true }),
+    field('add-node', 'address', 'Address', 'where the node’s agent is reached, HOST:PORT (optional: empty takes the address its agent reports)', { type: 'text', autocomplete: 'off', placeholder: '10.0.0.7:8080' }),
     field('add-node', 'type', 'Type', 'the expected operating system, such as linux or sylixos (optional)', { type: 'text', autocomplete: 'off' }),
     field('add-node', 'arch', 'Architecture', 'the expected CPU architecture, such as amd64 or arm64 (optional)', { type: 'text', autocomplete: 'off' }),
     field('add-node', 'labels', 'Labels', 'KEY=VALUE pairs joined by commas, such as site=plant-a,line=3; dynamic services are placed by them', { type: 'text', autocomplete: 'off' }),

@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/docker"
@@ -118,6 +119,10 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	advertise, err := advertiseAddress(fs, v)
+	if err != nil {
+		return err
+	}
 	if o.MaxInstances < 1 || o.MaxInstances > 2000 {
 		return fmt.Errorf("--max-instances %d: must be 1 to 2000 (status.containers holds 2,048 entries, some for containers edgeplane does not manage)", o.MaxInstances)
 	}
@@ -189,6 +194,9 @@ func run(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("--runtime %q: want docker or sim", v.Runtime)
 	}
+	if advertise != "" && v.NodeName == "" && !viaHub {
+		return errors.New("--advertise-address is the address of one node (--node-name); the nodes of --nodes each report their own")
+	}
 	labels := map[string]string{}
 	for _, kv := range strings.Split(v.Labels, ",") {
 		if kv == "" {
@@ -204,7 +212,6 @@ func run(ctx context.Context, args []string) error {
 	var (
 		cfg *rest.Config
 		id  *hubconn.Identity
-		err error
 	)
 	switch {
 	case join:
@@ -245,7 +252,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg != nil {
 		cfg.QPS, cfg.Burst = float32(v.QPS), v.Burst
 	}
-	o.Nodes = nodes(v.NodeName, v.Address, v.NodePrefix, v.Nodes, strings.Split(v.Types, ","), strings.Split(v.Arches, ","), labels)
+	o.Nodes = nodes(v.NodeName, advertise, v.NodePrefix, v.Nodes, strings.Split(v.Types, ","), strings.Split(v.Arches, ","), labels)
 	if v.HubIdentities != "" {
 		if o.NodeConfig, err = simulatedDevices(ctx, v.HubIdentities, o); err != nil {
 			return err
@@ -292,13 +299,28 @@ func optionalRegexp(s string) (*regexp.Regexp, error) {
 	return regexp.Compile(s)
 }
 
-// nodes names the nodes to play: one named node, or count nodes
-// <prefix>-<type>-<NN> with types and arches given in turn.
+// advertiseAddress is the address given to the one node played,
+// --advertise-address or --address; "" leaves it to the node's connection.
+func advertiseAddress(fs *flag.FlagSet, v *flags.Values) (string, error) {
+	a := v.AdvertiseAddress
+	if flagSet(fs, "address") {
+		if flagSet(fs, "advertise-address") && v.Address != a {
+			return "", fmt.Errorf("--address %q and --advertise-address %q: give one", v.Address, a)
+		}
+		a = v.Address
+	}
+	if a != "" && !edgev1alpha1.ValidAddress(a) {
+		return "", fmt.Errorf("--advertise-address %q: %s", a, edgev1alpha1.AddressMessage)
+	}
+	return a, nil
+}
+
+// nodes names the nodes to play: one named node, which reports address
+// (empty: the one its connection gives it), or count nodes
+// <prefix>-<type>-<NN> with types and arches given in turn, each at an
+// address of its own.
 func nodes(name, address, prefix string, count int, types, arches []string, labels map[string]string) []agent.Node {
 	if name != "" {
-		if address == "" {
-			address = "127.0.0.1:7200"
-		}
 		return []agent.Node{{Name: name, Type: types[0], Arch: arches[0], Address: address, Labels: labels}}
 	}
 	out := make([]agent.Node, 0, count)

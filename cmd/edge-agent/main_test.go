@@ -104,6 +104,36 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+// TestAdvertiseAddress: the node played reports the address given, else
+// none (its connection gives it one); a bad address, two different ones or
+// one for many nodes are refused before anything runs.
+func TestAdvertiseAddress(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--runtime=sim", "--node-name=edge-01", "--advertise-address=nowhere"}, `--advertise-address "nowhere": must be host:port`},
+		{[]string{"--runtime=sim", "--node-name=edge-01", "--address=10.0.0.7"}, `--advertise-address "10.0.0.7": must be host:port`},
+		{[]string{"--runtime=sim", "--node-name=edge-01", "--address=10.0.0.7:7200", "--advertise-address=10.0.0.8:7200"}, "give one"},
+		{[]string{"--runtime=sim", "--nodes=3", "--advertise-address=10.0.0.7:7200"}, "--advertise-address is the address of one node"},
+	} {
+		err := run(context.Background(), tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("edge-agent %v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if got := nodes("edge-01", "", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); len(got) != 1 || got[0].Address != "" {
+		t.Errorf("one node given no address: %+v, want it to report the one its connection gives it", got)
+	}
+	if got := nodes("edge-01", "[fd00::7]:8080", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); got[0].Address != "[fd00::7]:8080" {
+		t.Errorf("one node given [fd00::7]:8080 reports %q", got[0].Address)
+	}
+	got := nodes("", "", "edge", 2, []string{"linux", "sylixos"}, []string{"amd64"}, nil)
+	if got[0].Address != "10.77.0.1:7200" || got[1].Address != "10.77.0.2:7200" {
+		t.Errorf("simulated nodes report %q and %q, want 10.77.0.1:7200 and 10.77.0.2:7200", got[0].Address, got[1].Address)
+	}
+}
+
 // TestRealRuntimeByDefault: started without --runtime, the agent drives a
 // real engine; the simulator's flags say so rather than simulate.
 func TestRealRuntimeByDefault(t *testing.T) {

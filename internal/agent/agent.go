@@ -25,6 +25,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +48,10 @@ import (
 // FieldOwner is the field manager of every agent's writes.
 const FieldOwner = "edge-agent"
 
-// Node is one edge node the agent plays.
+// Node is one edge node the agent plays. Address is the address it
+// reports (status.nodeInfo.address); empty reports the host its
+// connection to the cluster leaves from, with DefaultPort. Type, Arch
+// and Labels go into the EdgeNode when the agent creates it.
 type Node struct {
 	Name, Type, Arch, Address string
 	Labels                    map[string]string
@@ -169,9 +173,17 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		cache  cache.Cache
 		synced func() bool
 		nodes  map[string]*node
+		// local follows the connections' local address, for nodes
+		// given no address; nil when every node has one.
+		local *localAddress
 	}
 	var conns []*conn
 	connect := func(cfg *rest.Config, nodes []Node) (*conn, error) {
+		var local *localAddress
+		if slices.ContainsFunc(nodes, func(n Node) bool { return n.Address == "" }) {
+			local = &localAddress{}
+			cfg = local.instrument(cfg)
+		}
 		mapper := restMapper()
 		c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
 		if err != nil {
@@ -185,7 +197,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		if err != nil {
 			return nil, err
 		}
-		k := &conn{c: c, cache: own, synced: inf.HasSynced, nodes: map[string]*node{}}
+		k := &conn{c: c, cache: own, synced: inf.HasSynced, nodes: map[string]*node{}, local: local}
 		conns = append(conns, k)
 		return k, wakeOnChange(inf, k.nodes)
 	}
@@ -214,6 +226,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		loop := newNode(n, o, rt, k.c, k.cache, k.synced, start, i)
+		if n.Address == "" {
+			loop.local = k.local
+			k.local.notify(loop.reporter.changed)
+		}
 		loops = append(loops, loop)
 		k.nodes[n.Name] = loop
 	}

@@ -297,7 +297,7 @@ func (cc *containerCache) running() []string {
 // figures moved past their thresholds (figuresMoved) and figures last
 // asked for one FiguresInterval ago or more; or when they have not asked
 // for one in figureRefresh. Moving figures cost a node at most a write
-// per FiguresInterval, steady ones none (docs/scaling.md, option 2). A
+// per FiguresInterval, steady ones none (docs/design/0016-agent-in-parts.md). A
 // report for any other change takes the latest figures along.
 func (cc *containerCache) merge(stats map[string]Stats, now time.Time) {
 	cc.mu.Lock()

@@ -48,6 +48,8 @@ type fakeRuntime struct {
 	// deadline passes: an engine that stopped answering.
 	pingGate chan struct{}
 	creates  int
+	// infoFailures is how many Info calls fail before one answers.
+	infoFailures int
 	// cpu is every running container's CPU figure; below 0, no stats.
 	cpu    float64
 	events chan string
@@ -87,6 +89,12 @@ func (f *fakeRuntime) hangPings(hang bool) {
 	}
 }
 func (f *fakeRuntime) Info(context.Context) (RuntimeInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.infoFailures > 0 {
+		f.infoFailures--
+		return RuntimeInfo{}, context.DeadlineExceeded
+	}
 	return RuntimeInfo{Type: "linux", Arch: "amd64", RuntimeVersion: "fake"}, nil
 }
 

@@ -128,6 +128,11 @@ func (s *node) probe(ctx context.Context) {
 	for ctx.Err() == nil {
 		if s.health.probe(ctx, s.rt, s.o.Clock.Now()) {
 			s.runtimeChanged(ctx)
+		} else if s.health.ready() && !s.infoRead.Load() {
+			// The engine answers, but what it is could not be read
+			// when it came up (a call cut on a busy device): read it
+			// now, or the node would be reported without it for good.
+			s.readInfo(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -147,13 +152,22 @@ func (s *node) runtimeChanged(ctx context.Context) {
 		s.cache.runtimeDown()
 		return
 	}
+	s.readInfo(ctx)
+	s.cache.runtimeUp()
+	s.poke()
+}
+
+// readInfo reads what the engine says of the node; on failure the
+// prober tries again at once, and at each probe until it is read.
+func (s *node) readInfo(ctx context.Context) {
 	var info RuntimeInfo
 	err := within(ctx, probeTimeout, func(ctx context.Context) (err error) { info, err = s.rt.Info(ctx); return err })
 	if err != nil {
+		s.infoRead.Store(false)
 		s.health.suspect()
-	} else {
-		s.setInfo(info)
+		return
 	}
-	s.cache.runtimeUp()
-	s.poke()
+	s.setInfo(info)
+	s.infoRead.Store(true)
+	s.reporter.changed()
 }

@@ -90,11 +90,13 @@ func (s *node) call(ctx context.Context, what string, d time.Duration, f func(co
 	return err == nil
 }
 
-// register creates the EdgeNode unless it exists.
+// register creates the EdgeNode unless it exists. Its spec carries no
+// address: spec.address is the operator's, and the node reports its own
+// in status.nodeInfo.address.
 func (s *node) register(ctx context.Context) error {
 	n := &edgev1alpha1.EdgeNode{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels},
-		Spec:       edgev1alpha1.EdgeNodeSpec{Address: s.Address, Type: s.Type, Arch: s.Arch},
+		Spec:       edgev1alpha1.EdgeNodeSpec{Type: s.Type, Arch: s.Arch},
 	}
 	err := s.c.Create(ctx, n)
 	if apierrors.IsForbidden(err) {

@@ -62,6 +62,12 @@ type node struct {
 	health     *health
 	registered atomic.Bool
 	info       atomic.Pointer[nodeInfo]
+	// infoRead says whether info holds the engine's word since it last
+	// came up.
+	infoRead atomic.Bool
+	// local follows the local address of the node's connection when the
+	// node is given no address; nil otherwise.
+	local *localAddress
 
 	desired  *desiredState
 	cache    *containerCache
@@ -198,6 +204,12 @@ func within(ctx context.Context, d time.Duration, call func(context.Context) err
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return call(ctx)
+}
+
+// address is the address the node reports: its own, else the one its
+// connection gives it.
+func (s *node) address() string {
+	return reportedAddress(s.Address, s.local.last())
 }
 
 // setInfo keeps what the engine says of the node.

@@ -83,6 +83,13 @@ func startTestNode(t *testing.T, rt *fakeRuntime, services ...*edgev1alpha1.Edge
 // startTestNodeWith starts a test node with its options changed.
 func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), services ...*edgev1alpha1.EdgeService) *testNode {
 	t.Helper()
+	return startTestNodeAs(t, Node{Name: "n1", Type: "linux", Arch: "amd64"}, nil, rt, change, services...)
+}
+
+// startTestNodeAs starts test node n (named n1), whose connection's local
+// address local follows when n has no address of its own.
+func startTestNodeAs(t *testing.T, n Node, local *localAddress, rt *fakeRuntime, change func(*Options), services ...*edgev1alpha1.EdgeService) *testNode {
+	t.Helper()
 	tn := &testNode{rt: rt}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(assignmentOf("n1", services...)).
 		WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
@@ -96,7 +103,11 @@ func startTestNodeWith(t *testing.T, rt *fakeRuntime, change func(*Options), ser
 	o.Tick, o.RenewInterval, o.RuntimeProbeInterval, o.ResyncInterval = 10*time.Millisecond, 20*time.Millisecond, 50*time.Millisecond, time.Second
 	o.MetricsInterval, o.StopTimeout, o.ImagePullProgressDeadline = time.Hour, time.Second, time.Hour
 	change(&o)
-	tn.node = newNode(Node{Name: "n1", Type: "linux", Arch: "amd64"}, o, rt, c, c, func() bool { return true }, time.Now(), 0)
+	tn.node = newNode(n, o, rt, c, c, func() bool { return true }, time.Now(), 0)
+	if local != nil && n.Address == "" {
+		tn.local = local
+		local.notify(tn.reporter.changed)
+	}
 	tn.reporter.apply = func(_ context.Context, r report) error {
 		tn.mu.Lock()
 		tn.reports = append(tn.reports, r)
@@ -293,6 +304,20 @@ func TestHungEngineIsNotReady(t *testing.T) {
 
 	rt.hangPings(false)
 	eventually(t, "the engine is ready again once it answers", func() bool { return tn.runtimeStatus() == metav1.ConditionTrue })
+}
+
+// TestEngineInfoReadLate: when the engine answers its ping but not yet
+// what it is (an Info call cut on a busy device), the node reads it again
+// at the next probes and reports it, although nothing else changed.
+func TestEngineInfoReadLate(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.infoFailures = 3
+	tn := startTestNode(t, rt)
+	eventually(t, "the engine's version is reported", func() bool {
+		tn.mu.Lock()
+		defer tn.mu.Unlock()
+		return len(tn.reports) > 0 && tn.reports[len(tn.reports)-1].info.RuntimeVersion == "fake"
+	})
 }
 
 // TestHealthProbe: a probe says whether the engine's state changed, and

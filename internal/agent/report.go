@@ -60,7 +60,12 @@ type reporter struct {
 	reported        []edgev1alpha1.ObservedContainer
 	reportedCounts  *Counts
 	reportedRuntime *metav1.Condition
-	lastPull        time.Time
+	reportedAddress string
+	// reportedInfo is the engine's word on the node last reported: a
+	// new one (read late, or changed) is reported even when nothing
+	// else changed.
+	reportedInfo *nodeInfo
+	lastPull     time.Time
 	// dropped is how many containers the last report left out.
 	dropped int
 	// apply writes a report; ApplyStatus unless a test says otherwise.
@@ -254,11 +259,13 @@ func (r *reporter) report(ctx context.Context) error {
 		}
 	}
 	runtime := s.health.condition()
-	if r.reportedCounts != nil && *r.reportedCounts == counts && reflect.DeepEqual(containers, r.reported) && reflect.DeepEqual(runtime, r.reportedRuntime) {
+	address := s.address()
+	if r.reportedCounts != nil && *r.reportedCounts == counts && reflect.DeepEqual(containers, r.reported) && reflect.DeepEqual(runtime, r.reportedRuntime) &&
+		address == r.reportedAddress && info == r.reportedInfo {
 		return nil
 	}
 	rep := report{
-		info: edgev1alpha1.NodeInfo{Type: info.Type, Arch: info.Arch, OSVersion: info.OSVersion, RuntimeVersion: info.RuntimeVersion,
+		info: edgev1alpha1.NodeInfo{Type: info.Type, Arch: info.Arch, Address: address, OSVersion: info.OSVersion, RuntimeVersion: info.RuntimeVersion,
 			AgentVersion: s.o.AgentVersion, MaxInstances: int32(s.o.MaxInstances), ReadsAssignment: true},
 		boot:    info.boot,
 		runtime: runtime, containers: containers, counts: counts,
@@ -267,7 +274,7 @@ func (r *reporter) report(ctx context.Context) error {
 		return err
 	}
 	s.o.Log.V(1).Info("Reported", "node", s.Name, "containers", len(containers))
-	r.reported, r.reportedCounts, r.reportedRuntime = containers, &counts, runtime
+	r.reported, r.reportedCounts, r.reportedRuntime, r.reportedAddress, r.reportedInfo = containers, &counts, runtime, address, info
 	return nil
 }
 

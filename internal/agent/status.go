@@ -29,7 +29,8 @@ import (
 )
 
 // ApplyStatus applies an agent's half of a node's status by server-side
-// apply under FieldOwner: node info (its fields that are known), boot time
+// apply under FieldOwner: node info (its fields that are known, the
+// node's address among them), boot time
 // (when set), the RuntimeReady condition (when probed), the containers and
 // their counts. The controller's half (liveness, Ready) stays the
 // controller's: conditions are a map list, so each writer owns its own.
@@ -38,7 +39,7 @@ func ApplyStatus(ctx context.Context, c client.Client, node string, info edgev1a
 	for _, f := range []struct {
 		v   string
 		set func(string) *acv1alpha1.NodeInfoApplyConfiguration
-	}{{info.Type, ni.WithType}, {info.Arch, ni.WithArch}, {info.OSVersion, ni.WithOSVersion}, {info.RuntimeVersion, ni.WithRuntimeVersion}, {info.AgentVersion, ni.WithAgentVersion}} {
+	}{{info.Type, ni.WithType}, {info.Arch, ni.WithArch}, {info.Address, ni.WithAddress}, {info.OSVersion, ni.WithOSVersion}, {info.RuntimeVersion, ni.WithRuntimeVersion}, {info.AgentVersion, ni.WithAgentVersion}} {
 		if f.v != "" {
 			f.set(f.v)
 		}

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package heartbeat is the liveness logic of a heartbeat gateway, the
-// option docs/scaling.md weighs against Lease renewals: agents send
+// Package heartbeat is the liveness logic of a heartbeat gateway, chosen
+// over Lease renewals (docs/design/0020-liveness-as-transitions.md): agents send
 // heartbeats to a gateway that keeps liveness in memory, and only a
 // node's transitions (online, offline) are written to the API server.
 // It is pure: the caller gives the times, so a simulation replays a trace

@@ -243,9 +243,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Add an edge node and print the command that joins its device",
 		Long: "Create an EdgeNode and a join token for it, and print the edge-agent join command to run on the device: " +
 			"the hub's URL, the token and the hash of the hub's CA, read from the ConfigMap " + hubapi.InfoConfigMap + " the hub " +
-			"publishes in --hub-namespace. The token joins one device once, until --ttl passes.",
-		Example: "  kubectl edge node add edge-01 --labels=site=plant-a,line=3 --type=linux --arch=arm64 --address=10.0.0.7:8080\n" +
-			"  kubectl edge node add edge-02 --address=10.0.0.8:8080 --ttl=24h --hub=https://hub.plant-a.example:8443",
+			"publishes in --hub-namespace. The token joins one device once, until --ttl passes. The name is all a node needs: " +
+			"its agent reports its address, and --address sets one that wins over it.",
+		Example: "  kubectl edge node add edge-01\n" +
+			"  kubectl edge node add edge-02 --labels=site=plant-a,line=3 --type=linux --arch=arm64\n" +
+			"  kubectl edge node add edge-03 --address=10.0.0.8:8080 --ttl=24h --hub=https://hub.plant-a.example:8443",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			no.name = args[0]
@@ -258,7 +260,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	add.Flags().StringVar(&no.labels, "labels", "", "Labels of the node, KEY=VALUE pairs joined by commas; dynamic services are placed by them.")
 	add.Flags().StringVar(&no.typ, "type", "", "The node's expected operating system, such as linux or sylixos; its agent reports the real one.")
 	add.Flags().StringVar(&no.arch, "arch", "", "The node's expected CPU architecture, such as amd64 or arm64; its agent reports the real one.")
-	add.Flags().StringVar(&no.address, "address", "", "Where the node's agent is reached, HOST:PORT.")
+	add.Flags().StringVar(&no.address, "address", "", "Where the node's agent is reached, HOST:PORT, when its agent cannot tell (NAT, a forwarded port); empty: the address its agent reports.")
 	token := &cobra.Command{
 		Use:   "token NAME [--ttl=DURATION] [--hub=URL]",
 		Short: "Print a new join command for an edge node",

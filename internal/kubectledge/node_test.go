@@ -142,6 +142,20 @@ var _ = Describe("kubectl edge node", func() {
 		Expect(tokens(hubNS)).To(HaveLen(2), "the first token stays good until used or expired")
 	})
 
+	It("adds a node by its name alone: its agent reports the address", func() {
+		stdout, stderr, err := kubectlEdgeSplit("node", "add", name, "--hub-namespace", hubNS)
+		Expect(err).NotTo(HaveOccurred(), stderr)
+		hub, t, pin := joined(stdout)
+		Expect(hub).To(Equal("https://hub.example:8443"))
+		Expect(pin).To(Equal(caHash))
+		node := &edgev1alpha1.EdgeNode{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+		Expect(node.Spec).To(Equal(edgev1alpha1.EdgeNodeSpec{}))
+		Expect(node.Address()).To(BeEmpty())
+		_, refused := hubapi.CheckToken(tokenSecret(hubNS, t), t, name, time.Now())
+		Expect(refused).To(BeNil())
+	})
+
 	It("creates nothing when the hub has not published how to reach it", func() {
 		other := newNamespace()
 		_, _, err := kubectlEdgeSplit("node", "add", name, "--address=10.0.0.7:8080", "--hub-namespace", other)
@@ -170,7 +184,7 @@ var _ = Describe("kubectl edge node", func() {
 			name + " --ttl=0s":               `--ttl 0s: a join token lasts more than 0 and at most 168h0m0s`,
 			name + " --ttl=169h":             `--ttl 169h0m0s: a join token lasts more than 0 and at most 168h0m0s`,
 			name + " --hub=http://hub:80":    `--hub "http://hub:80": give the hub's URL as devices reach it, https://HOST:PORT`,
-			name + " --address=nowhere":      `EdgeNode.edge.edgeplane.io "` + name + `" is invalid`,
+			name + " --address=nowhere":      `EdgeNode.edge.edgeplane.io "` + name + `" is invalid: spec.address: Invalid value: `,
 		} {
 			_, _, err := kubectlEdgeSplit(append([]string{"node", "add", "--hub-namespace", hubNS}, strings.Fields(args)...)...)
 			Expect(err).To(MatchError(HavePrefix(want)), args)

@@ -34,8 +34,8 @@ import (
 )
 
 // The leader records every version of a service's spec that some replica's
-// watch delivered, from the history each replica keeps (docs/design.md,
-// "Quick successive changes"). A replica started after the leader died has
+// watch delivered, from the history each replica keeps
+// (docs/design/0009-every-version-recorded-through-failover.md). A replica started after the leader died has
 // not seen the versions superseded before its first list; the standby that
 // watched all along has. So a replica that starts while another holds the
 // lease does not take it over for a hold-off, long enough for a standby to

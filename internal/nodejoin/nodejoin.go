@@ -137,7 +137,8 @@ type Joiner struct {
 	Now func() time.Time
 }
 
-// Node is what an edge node is added with.
+// Node is what an edge node is added with. Address, Type and Arch are
+// optional: without an address the node's agent reports its own.
 type Node struct {
 	Name, Address, Type, Arch string
 	Labels                    map[string]string

@@ -61,7 +61,7 @@ type Values struct {
 
 	Runtime, NodeName, NodePrefix, Types, Arches, Labels, FailImages, CrashImages, PrintRBAC string
 	SlowPulls, StallPulls                                                                    string
-	Address, RuntimeEndpoint, ImageRegistry, PprofAddr, StateDir                             string
+	Address, AdvertiseAddress, RuntimeEndpoint, ImageRegistry, PprofAddr, StateDir           string
 	Nodes                                                                                    int
 	QPS                                                                                      float64
 	Burst                                                                                    int
@@ -90,7 +90,9 @@ func NewFlagSet(cmd string, join bool) (*flag.FlagSet, *Values) {
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", o.StopTimeout, "How long a container may take to exit when stopped before it is killed.")
 	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "How long a node holds its changes, from the first of them, to report them in one apply (two reports are at least this far apart): 0 reports each change at once.")
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", o.ResyncInterval, "How often the runtime's containers are listed in full, besides its event stream.")
-	fs.StringVar(&v.Address, "address", "", "Address (host:port) of the node registered; with --node-name. Empty: 127.0.0.1:7200.")
+	fs.StringVar(&v.AdvertiseAddress, "advertise-address", "", "HOST:PORT where the node's agent is reached, reported in the EdgeNode's status.nodeInfo.address; with one node. "+
+		"Empty: the host the agent's connection to the hub or kube-apiserver leaves from, port 7200. The EdgeNode's spec.address, when set, wins over it.")
+	fs.StringVar(&v.Address, "address", "", "Same as --advertise-address.")
 	fs.BoolVar(&v.ShowVersion, "version", false, "Print the version and exit.")
 	fs.StringVar(&v.NodeName, "node-name", "", "Name of the one node this agent plays; empty plays --nodes nodes named after --node-prefix (sim), or the host name (docker).")
 	fs.IntVar(&v.Nodes, "nodes", 1, "How many nodes to play, named <prefix>-<type>-<NN>.")

@@ -551,6 +551,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.NodeInfo
   map:
     fields:
+    - name: address
+      type:
+        scalar: string
     - name: agentVersion
       type:
         scalar: string

@@ -24,7 +24,10 @@ package v1alpha1
 // EdgeNodeSpec is what the platform team says about an edge node. Labels on
 // the EdgeNode object are used for placement of dynamic services.
 type EdgeNodeSpecApplyConfiguration struct {
-	// address is where the node's agent is reached, as host:port.
+	// address is where the node's agent is reached, as host:port. When
+	// set, it is the node's address; when not, the address its agent
+	// reports in status.nodeInfo.address is. Set it where the agent
+	// cannot know how it is reached (behind NAT, a forwarded port).
 	Address *string `json:"address,omitempty"`
 	// tls says whether the agent is reached over TLS.
 	TLS *bool `json:"tls,omitempty"`

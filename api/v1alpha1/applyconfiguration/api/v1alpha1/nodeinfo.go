@@ -27,6 +27,10 @@ type NodeInfoApplyConfiguration struct {
 	Type *string `json:"type,omitempty"`
 	// arch is the CPU architecture, such as amd64 or arm64.
 	Arch *string `json:"arch,omitempty"`
+	// address is where the agent says it is reached, as host:port: its
+	// --advertise-address, else the host its connection to the cluster
+	// leaves from, with port 7200. spec.address, when set, overrides it.
+	Address *string `json:"address,omitempty"`
 	// osVersion is the version of the operating system.
 	OSVersion *string `json:"osVersion,omitempty"`
 	// runtimeVersion is the version of the container runtime.
@@ -61,6 +65,14 @@ func (b *NodeInfoApplyConfiguration) WithType(value string) *NodeInfoApplyConfig
 // If called multiple times, the Arch field is set to the value of the last call.
 func (b *NodeInfoApplyConfiguration) WithArch(value string) *NodeInfoApplyConfiguration {
 	b.Arch = &value
+	return b
+}
+
+// WithAddress sets the Address field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Address field is set to the value of the last call.
+func (b *NodeInfoApplyConfiguration) WithAddress(value string) *NodeInfoApplyConfiguration {
+	b.Address = &value
 	return b
 }
 
