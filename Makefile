@@ -128,6 +128,17 @@ image: ## Build the manager and edge-agent images (IMG, AGENT_IMG) for IMAGE_PLA
 		$(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=bin/image/$(subst /,-,$(p))/edge-agent)
 	@echo "load one: docker load -i dist/images/manager-linux-amd64.tar (or podman load); push all platforms: skopeo copy --all oci:dist/images/manager.oci docker://$(IMG)"
 
+# make release: the registry the release's image is named for (a
+# placeholder; the image is $(RELEASE_REGISTRY)/manager:VERSION), and the
+# platforms of the kubectl plugin.
+RELEASE_REGISTRY ?= registry.example/edgeplane
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64
+
+.PHONY: release
+release: ## Cut release VERSION (vX.Y.Z, required; CHANGELOG.md needs its section) into dist/release/VERSION: the manager image for IMAGE_PLATFORMS (RELEASE_REGISTRY/manager:VERSION, per-platform archives and an OCI archive), edge-agent for AGENT_PLATFORMS, kubectl-edge for PLUGIN_PLATFORMS, install.yaml, the packaged chart, an SBOM per artifact, the release notes and SHA256SUMS; last lines: sha256 bytes artifact.
+	RELEASE_REGISTRY="$(RELEASE_REGISTRY)" IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" AGENT_PLATFORMS="$(AGENT_PLATFORMS)" PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" \
+		hack/release.sh "$(if $(filter-out file default undefined,$(origin VERSION)),$(VERSION))"
+
 .PHONY: run
 run: ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager

@@ -35,12 +35,20 @@ if [[ $busy == 1 ]]; then
 	busy_pid=$!
 fi
 
-# alive lists the live processes but for this script's own (itself, its
-# busy loop, the listing).
+# alive lists the live processes of run $1: those whose environment
+# carries its marker, EDGEPLANE_CI_RUN, which every process the run
+# starts inherits (engines that detach with setsid too). Nothing else on
+# the machine is counted or killed.
 alive() {
-	local self=$BASHPID
-	ps -eo pid=,ppid=,stat=,args= | awk -v a="$$" -v b="$self" -v c="${busy_pid:-0}" \
-		'$1 != a && $1 != b && $1 != c && $2 != b && $3 !~ /^Z/ && $4 !~ /^\[/ { print }'
+	local marker="EDGEPLANE_CI_RUN=$1" env pid state
+	for env in /proc/[0-9]*/environ; do
+		pid=${env#/proc/}
+		pid=${pid%/environ}
+		{ tr '\0' '\n' <"$env"; } 2>/dev/null | grep -qx "$marker" || continue
+		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || continue
+		[[ "$state" != Z ]] || continue
+		echo "$pid"
+	done
 }
 
 failed=0
@@ -49,12 +57,12 @@ for run in $(seq 1 "$runs"); do
 	work=$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-ci.XXXXXX")
 	git clone -q "$root" "$work/main"
 	ln -s "$shared" "$work/shared"
-	env=(CI=true)
+	marker="$$.$run.$(date +%s%N)"
+	env=(CI=true EDGEPLANE_CI_RUN="$marker")
 	if [[ $caches == cold ]]; then
 		mkdir -p "$work/cache/mod" "$work/cache/build" "$work/cache/edgeplane"
 		env+=(GOMODCACHE="$work/cache/mod" GOCACHE="$work/cache/build" EDGEPLANE_CACHE="$work/cache/edgeplane")
 	fi
-	before=$(alive | awk '{ print $1 }' | sort)
 
 	# Each line of the run, stamped with the seconds since its start. The
 	# run is a process group of its own, as a job in a terminal is.
@@ -78,7 +86,7 @@ for run in $(seq 1 "$runs"); do
 	sleep 1 # the output's last lines
 
 	# What the run left: processes that were not there before it.
-	left=$(comm -13 <(echo "$before") <(alive | awk '{ print $1 }' | sort) || true)
+	left=$(alive "$marker")
 	nleft=0
 	if [[ -n "$left" ]]; then
 		nleft=$(echo "$left" | wc -l)

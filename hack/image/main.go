@@ -18,7 +18,7 @@ limitations under the License.
 // (make image): per-platform archives for docker load and podman load, and
 // a multi-platform OCI layout to push.
 //
-//	go run ./hack/image --name edgeplane/manager:v0.2.0 --entrypoint /manager \
+//	go run ./hack/image --name edgeplane/manager:v0.1.0 --entrypoint /manager \
 //	  --binary linux/amd64=bin/image/linux-amd64/manager --binary linux/arm64=... --out dist/images
 package main
 
@@ -46,7 +46,7 @@ func (b binaries) Set(v string) error {
 
 func main() {
 	s := image.Spec{Binaries: binaries{}}
-	flag.StringVar(&s.Name, "name", "", "Reference to tag the image with, e.g. edgeplane/manager:v0.2.0.")
+	flag.StringVar(&s.Name, "name", "", "Reference to tag the image with, e.g. edgeplane/manager:v0.1.0.")
 	flag.StringVar(&s.Entrypoint, "entrypoint", "", "Path of the binary in the image, e.g. /manager.")
 	flag.StringVar(&s.Version, "version", "", "Version recorded in the image's labels.")
 	flag.Var(binaries(s.Binaries), "binary", "os/arch=path of a static binary; repeat for each platform.")

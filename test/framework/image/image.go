@@ -44,7 +44,7 @@ const NonRoot = "65532:65532"
 
 // Spec is one image to build.
 type Spec struct {
-	// Name is the reference it is tagged with, e.g. edgeplane/manager:v0.2.0.
+	// Name is the reference it is tagged with, e.g. edgeplane/manager:v0.1.0.
 	Name string
 	// Binaries are the static binaries by platform, e.g. "linux/amd64".
 	Binaries map[string]string
