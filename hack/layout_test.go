@@ -27,7 +27,7 @@ import (
 
 const module = "github.com/edgeplane/edgeplane"
 
-// product are the folders whose packages ship (docs/design.md, "Layout").
+// product are the folders whose packages ship (docs/architecture.md, "Layout").
 var product = []string{"api", "cmd", "controllers", "apiserver", "internal"}
 
 // harness reports whether a package is test or development machinery: the

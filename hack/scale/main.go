@@ -79,7 +79,7 @@ func main() {
 	flag.IntVar(&factor, "factor", 2, "Instances per service.")
 	profile := flag.String("profile", "narrow", "narrow: --services services of --factor instances; wide: 5 services of one instance per node (a service run on every gateway), then one spec change timed until every instance runs it.")
 	flag.IntVar(&managerQPS, "manager-qps", 200, "--kube-api-qps of the manager (burst twice that).")
-	flag.IntVar(&concurrency, "concurrency", 4, "--concurrency of the manager; 4 is its default. 8 converges about 10 % sooner and costs the facade's p99 1-2 ms (docs/design.md).")
+	flag.IntVar(&concurrency, "concurrency", 4, "--concurrency of the manager; 4 is its default. 8 converges about 10 % sooner and costs the facade's p99 1-2 ms (docs/design/0010-manager-concurrency-and-processors.md).")
 	flag.StringVar(&bin, "bin", "bin", "Directory of the manager and edge-agent binaries.")
 	flag.DurationVar(&timeout, "timeout", 20*time.Minute, "Give up after this long.")
 	flag.DurationVar(&convergeWithin, "converge-within", 0, "Stop waiting for every instance after this long and report the figures of that time, success_s NaN; 0 waits until --timeout.")

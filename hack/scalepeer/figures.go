@@ -49,7 +49,7 @@ func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) fi
 		Command: cmd,
 		Stamp:   stamp,
 		Intro: fmt.Sprintf("%d nodes, %d services or Deployments of 2 instances, edgeplane's side through the edge hub without the facade's readers, "+
-			"then plain Kubernetes on the same kube-apiserver and etcd (docs/scaling.md, \"Beside plain Kubernetes\", says how each is set up). "+
+			"then plain Kubernetes on the same kube-apiserver and etcd (docs/benchmarks.md, \"make scale-peer\", says how each is set up). "+
 			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`).", nodes, 5*nodes),
 		Sections: append([]string{t.String()}, stagesSection(compared)...),
 	}

@@ -24,7 +24,7 @@ limitations under the License.
 //	watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=
 //
 // The figures inform #31's choice of where an agent learns its instances
-// (docs/design.md, "Wide services").
+// (docs/design/0025-one-assignment-per-node.md).
 package main
 
 import (

@@ -248,7 +248,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	// start-up, and each leader gets to record what its watch saw. Leaders
 	// killed one after another before any recorded lose the versions only
 	// they had seen: the history lives in the replicas' memory
-	// (docs/design.md, "Quick successive changes").
+	// (docs/design/0009-every-version-recorded-through-failover.md).
 	var lastKill, leadSince time.Time
 	lastKilled, leading := -1, -1
 	poll := time.NewTicker(100 * time.Millisecond)

@@ -53,8 +53,9 @@ func (r *run) faults(ctx context.Context) {
 }
 
 // failover SIGKILLs the leading manager once the other has synced (a
-// kill then tests the failover, not a start-up: docs/design.md, "Quick
-// successive changes") and times until the other leads.
+// kill then tests the failover, not a start-up:
+// docs/design/0009-every-version-recorded-through-failover.md) and times
+// until the other leads.
 func (r *run) failover(ctx context.Context) error {
 	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
