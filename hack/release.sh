@@ -184,7 +184,11 @@ files=$(find "$out" -maxdepth 1 -type f | wc -l)
 bytes=$(find "$out" -maxdepth 1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 log "$version at $commit: $files files, $bytes bytes in $out, $((SECONDS - start)) s"
 log "check them: (cd $out && sha256sum -c SHA256SUMS)"
-log "record the release: printf '$version\\t$commit\\n' >>hack/releases.tsv (or replace HEAD-AT-CUT), and commit"
+if [[ -z "$recorded" || "$recorded" == HEAD-AT-CUT ]]; then
+  log "record the release: printf '$version\\t$commit\\n' >>hack/releases.tsv (or replace HEAD-AT-CUT), and commit"
+else
+  log "hack/releases.tsv records $version at $recorded"
+fi
 echo "sha256 bytes artifact ($out)"
 while read -r sum name; do
   printf '%s %s %s\n' "$sum" "$(stat -c %s "$out/$name")" "$name"
