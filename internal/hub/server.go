@@ -41,6 +41,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -262,19 +263,22 @@ func (h *Hub) Start(ctx context.Context) error {
 }
 
 // publish writes how devices reach the hub into its info ConfigMap, for
-// kubectl edge node add; nothing when it already says so.
+// kubectl edge node add; nothing when it already says so. The replicas of
+// a rollout start together and publish at once: one that finds another
+// wrote first reads again, rather than giving up its start.
 func (h *Hub) publish(ctx context.Context) error {
+	lost := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	return retry.OnError(retry.DefaultBackoff, lost, func() error { return h.publishOnce(ctx) })
+}
+
+func (h *Hub) publishOnce(ctx context.Context) error {
 	want := map[string]string{hubapi.InfoServer: strings.TrimSuffix(h.o.AdvertiseURL, "/"), hubapi.InfoCACert: string(h.ca.certPEM)}
 	cm := &corev1.ConfigMap{}
 	err := h.api.Get(ctx, client.ObjectKey{Namespace: h.o.Namespace, Name: hubapi.InfoConfigMap}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: h.o.Namespace, Name: hubapi.InfoConfigMap}, Data: want}
-		err = h.c.Create(ctx, cm, fieldOwner)
-		if apierrors.IsAlreadyExists(err) {
-			return h.publish(ctx)
-		}
-		return err
+		return h.c.Create(ctx, cm, fieldOwner)
 	case err != nil:
 		return err
 	case cm.Data[hubapi.InfoServer] == want[hubapi.InfoServer] && cm.Data[hubapi.InfoCACert] == want[hubapi.InfoCACert]:

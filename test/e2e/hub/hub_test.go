@@ -18,16 +18,19 @@ package hub_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -268,3 +271,32 @@ func counter(name string) float64 {
 	Expect(err).NotTo(HaveOccurred())
 	return v
 }
+
+var _ = Describe("Hub replicas of a rollout", func() {
+	It("all start when they start together and another URL was published, and publish theirs", func() {
+		By("the info ConfigMap saying another URL, as a rollout that changes the advertised URL finds it")
+		info := &corev1.ConfigMap{}
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: hubNamespace, Name: hubapi.InfoConfigMap}, info)).To(Succeed())
+		info.Data[hubapi.InfoServer] = "https://hub.old.example:443"
+		Expect(c.Update(ctx, info)).To(Succeed())
+
+		By("starting four replicas at once: each finds the old URL and writes its own")
+		var wg sync.WaitGroup
+		stops := make([]func(), 4)
+		for i := range stops {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				_, stops[i] = startHub(fmt.Sprintf("hub-rollout-%d", i))
+			})
+		}
+		wg.Wait()
+		for _, stop := range stops {
+			if stop != nil {
+				DeferCleanup(stop)
+			}
+		}
+		Expect(stops).NotTo(ContainElement(BeNil()), "every replica serves")
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: hubNamespace, Name: hubapi.InfoConfigMap}, info)).To(Succeed())
+		Expect(info.Data[hubapi.InfoServer]).To(Equal(hubURL))
+	})
+})
