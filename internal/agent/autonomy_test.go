@@ -19,7 +19,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +67,6 @@ func TestOutageLogs(t *testing.T) {
 
 // The link's retries back off with jitter and stay within their bounds.
 func TestBackoff(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
 		failures int
 		lo, hi   time.Duration
@@ -81,7 +79,11 @@ func TestBackoff(t *testing.T) {
 	} {
 		seen := map[time.Duration]bool{}
 		for range 200 {
-			d := backoff(tc.failures, linkRetryBase, 10*time.Second, rnd)
+			b := retryBackoff(linkRetryBase, 10*time.Second)
+			var d time.Duration
+			for range tc.failures {
+				d = b.Step()
+			}
 			if d < tc.lo || d > tc.hi {
 				t.Fatalf("after %d failures: %s, want within [%s, %s]", tc.failures, d, tc.lo, tc.hi)
 			}
@@ -98,7 +100,7 @@ func TestBackoff(t *testing.T) {
 // answer that refuses a call still proves the link.
 func TestLink(t *testing.T) {
 	var got lines
-	l := newLink(1, 10*time.Second, got.log)
+	l := newLink(10*time.Second, got.log)
 	w := l.writer()
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	if !w.ready(t0) {
@@ -121,7 +123,7 @@ func TestLink(t *testing.T) {
 // and once one proves the link the reports are tried again at once.
 func TestFailingReportsHoldUpNoRenewal(t *testing.T) {
 	var got lines
-	l := newLink(1, 10*time.Second, got.log)
+	l := newLink(10*time.Second, got.log)
 	beats, reports := l.writer(), l.writer()
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	busy := apierrors.NewTooManyRequests("the API server is too busy", 1)
@@ -152,18 +154,18 @@ func TestFailingReportsHoldUpNoRenewal(t *testing.T) {
 func TestLinkRetriesWithinABeatOfTheCutsEnd(t *testing.T) {
 	const renew, cut, grace = 10 * time.Second, 15 * time.Second, 40 * time.Second
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	for seed := range uint64(500) {
-		w := newLink(seed, renew, func(string, ...any) {}).writer()
+	for draw := range 500 {
+		w := newLink(renew, func(string, ...any) {}).writer()
 		now := t0
 		for now.Before(t0.Add(cut)) {
 			w.result(now, errors.New("connection refused"))
 			now = w.retryAt
 		}
 		if wait := now.Sub(t0.Add(cut)); wait > renew {
-			t.Fatalf("seed %d: first try %s after the cut ended, want at most %s", seed, wait, renew)
+			t.Fatalf("draw %d: first try %s after the cut ended, want at most %s", draw, wait, renew)
 		}
 		if back := now.Sub(t0) + renew; back >= grace {
-			t.Fatalf("seed %d: a node that beat %s before the cut beats again %s after it, past the %s grace", seed, renew, back, grace)
+			t.Fatalf("draw %d: a node that beat %s before the cut beats again %s after it, past the %s grace", draw, renew, back, grace)
 		}
 	}
 }

@@ -17,9 +17,11 @@ limitations under the License.
 package agent
 
 import (
-	"math/rand/v2"
+	"math"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/edgeplane/edgeplane/internal/unreachable"
 )
@@ -84,7 +86,6 @@ type link struct {
 	outage
 	writers []*writer
 	max     time.Duration
-	rnd     *rand.Rand
 }
 
 // writer is one writer's way onto the link: its own failures, and when it
@@ -92,13 +93,14 @@ type link struct {
 type writer struct {
 	l       *link
 	failed  int // calls failed since its last success
+	retry   wait.Backoff
 	retryAt time.Time
 }
 
 const linkRetryBase = time.Second
 
-func newLink(seed uint64, max time.Duration, log func(string, ...any)) *link {
-	return &link{outage: outage{what: "API server link", log: log}, max: max, rnd: rand.New(rand.NewPCG(seed, 7))}
+func newLink(max time.Duration, log func(string, ...any)) *link {
+	return &link{outage: outage{what: "API server link", log: log}, max: max}
 }
 
 // writer adds a writer to the link.
@@ -134,8 +136,11 @@ func (w *writer) result(now time.Time, err error) bool {
 	defer l.mu.Unlock()
 	if unreachable.Is(err) {
 		l.fail(now, err)
+		if w.failed == 0 {
+			w.retry = retryBackoff(linkRetryBase, l.max)
+		}
 		w.failed++
-		w.retryAt = now.Add(backoff(w.failed, linkRetryBase, l.max, l.rnd))
+		w.retryAt = now.Add(w.retry.Step())
 		return false
 	}
 	w.failed, w.retryAt = 0, time.Time{}
@@ -148,12 +153,9 @@ func (w *writer) result(now time.Time, err error) bool {
 	return true
 }
 
-// backoff is the wait before attempt n+1 after n failures: base doubled
-// per failure up to max, then drawn from its upper half ("equal jitter").
-func backoff(n int, base, max time.Duration, rnd *rand.Rand) time.Duration {
-	d := max
-	if n < 30 && base<<(n-1) < max {
-		d = base << (n - 1)
-	}
-	return d/2 + time.Duration(rnd.Int64N(int64(d/2)+1))
+// retryBackoff is the wait before each attempt while attempts fail: base
+// doubled per failure up to max, each wait drawn from the upper half of
+// its step ("equal jitter": from half of it, with up to as much again).
+func retryBackoff(base, max time.Duration) wait.Backoff {
+	return wait.Backoff{Duration: base / 2, Factor: 2, Jitter: 1, Steps: math.MaxInt32, Cap: max / 2}
 }

@@ -25,6 +25,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,7 +58,10 @@ type node struct {
 	// link is the node's link to the API server, shared by the lease
 	// keeper (beats, its way onto it) and the reporter; health is its
 	// engine's.
-	link       *link
+	link *link
+	// retries are the back-offs of the instances whose last pull, create
+	// or start failed.
+	retries    *flowcontrol.Backoff
 	beats      *writer
 	health     *health
 	registered atomic.Bool
@@ -115,7 +119,8 @@ func newNode(n Node, o Options, rt Runtime, c client.Client, assignment client.R
 	s.log = func(msg string, kv ...any) { o.Log.Info(msg, append([]any{"node", n.Name}, kv...)...) }
 	// What the engine says replaces this once it answers.
 	s.info.Store(&nodeInfo{RuntimeInfo: RuntimeInfo{Type: n.Type, Arch: n.Arch}})
-	s.link = newLink(uint64(i)+uint64(start.UnixNano()), o.RenewInterval, s.log)
+	s.link = newLink(o.RenewInterval, s.log)
+	s.retries = newRetries(o.Clock)
 	s.beats = s.link.writer()
 	s.health = newHealth(o.RuntimeProbeInterval, s.log)
 	s.creds = &credentials{c: c, key: types.NamespacedName{Namespace: o.LeaseNamespace, Name: n.Name}}

@@ -184,11 +184,25 @@ func TestPullerLastWaiterCuts(t *testing.T) {
 	}
 }
 
-func TestRetryDelay(t *testing.T) {
-	for attempts, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute} {
-		if got := retryDelay(attempts); got != want {
-			t.Errorf("retryDelay(%d) = %s, want %s", attempts, got, want)
+// An instance's back-off doubles from retryBase to retryMax per failure,
+// as the kubelet's, and starts anew once it has not failed for long.
+func TestRetries(t *testing.T) {
+	clk := clocktesting.NewFakeClock(t0)
+	b := newRetries(clk)
+	for attempt, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute} {
+		b.Next("t1", clk.Now())
+		if got := b.Get("t1"); got != want {
+			t.Errorf("failure %d: back-off %s, want %s", attempt+1, got, want)
 		}
+		clk.Step(b.Get("t1"))
+	}
+	if got := b.Get("t2"); got != 0 {
+		t.Errorf("another task's back-off is %s, want none", got)
+	}
+	clk.Step(2*retryMax + time.Second)
+	b.Next("t1", clk.Now())
+	if got := b.Get("t1"); got != retryBase {
+		t.Errorf("after %s without a failure: back-off %s, want %s", 2*retryMax+time.Second, got, retryBase)
 	}
 }
 

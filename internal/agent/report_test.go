@@ -83,7 +83,7 @@ func TestSampleDue(t *testing.T) {
 // not pushed back by each one.
 func TestChangedKeepsTheFirst(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	r := newReporter(&node{o: Options{Clock: clk, MinReportInterval: time.Second}, link: newLink(1, time.Second, func(string, ...any) {})})
+	r := newReporter(&node{o: Options{Clock: clk, MinReportInterval: time.Second}, link: newLink(time.Second, func(string, ...any) {})})
 	r.dirty = false
 	r.changed()
 	clk.Step(600 * time.Millisecond)

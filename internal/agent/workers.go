@@ -24,6 +24,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
+
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/text"
 )
@@ -70,7 +73,6 @@ type failure struct {
 	revision int64
 	id       string // the container, when one was created
 	message  string
-	attempts int
 	retryAt  time.Time
 }
 
@@ -358,14 +360,12 @@ func (w *worker) failed(ctx context.Context, rev int64, id string, err error) ti
 	}
 	now := s.o.Clock.Now()
 	w.mu.Lock()
-	f := w.fail
-	if f == nil || f.revision != rev {
-		f = &failure{revision: rev}
-	} else {
-		f = &failure{revision: rev, attempts: f.attempts}
+	if w.fail == nil || w.fail.revision != rev {
+		s.retries.Reset(w.task) // a new revision starts its back-off anew
 	}
-	delay := retryDelay(f.attempts)
-	f.id, f.attempts, f.retryAt = id, f.attempts+1, now.Add(delay)
+	s.retries.Next(w.task, now)
+	delay := s.retries.Get(w.task)
+	f := &failure{revision: rev, id: id, retryAt: now.Add(delay)}
 	f.message = failureMessage(err, delay, f.retryAt)
 	w.fail = f
 	w.mu.Unlock()
@@ -374,9 +374,13 @@ func (w *worker) failed(ctx context.Context, rev int64, id string, err error) ti
 	return delay
 }
 
-// retryDelay is the back-off after attempts earlier failures.
-func retryDelay(attempts int) time.Duration {
-	return min(retryMax, retryBase<<min(attempts, 10))
+// newRetries is a node's back-off of failed instances, by task: from
+// retryBase, doubled per failure up to retryMax; an instance that has not
+// failed for twice retryMax starts again from retryBase.
+func newRetries(clk clock.Clock) *flowcontrol.Backoff {
+	b := flowcontrol.NewBackOff(retryBase, retryMax)
+	b.Clock = clk
+	return b
 }
 
 // failureMessage is what users read of a failure: the error, then when it
@@ -391,6 +395,9 @@ func (w *worker) setFailure(f *failure) {
 	had := w.fail != nil
 	w.fail = f
 	w.mu.Unlock()
+	if f == nil {
+		w.s.retries.Reset(w.task)
+	}
 	if had || f != nil {
 		w.s.reporter.changed()
 	}

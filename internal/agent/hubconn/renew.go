@@ -21,11 +21,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 
 	"github.com/edgeplane/edgeplane/internal/hubapi"
@@ -65,13 +67,14 @@ func (id *Identity) KeepRenewed(ctx context.Context, clk clock.Clock, log logr.L
 	log.Info("Node certificate", "node", id.Node, "notAfter", cert.NotAfter, "renewAt", renewAt)
 	failed := 0
 	var retryAt time.Time
+	var retry wait.Backoff
 	for {
 		next := renewAt
 		if failed > 0 {
 			next = retryAt
 		}
-		if wait := next.Sub(clk.Now()); wait > 0 {
-			if !sleep(ctx, clk, min(wait, maxSleep)) {
+		if d := next.Sub(clk.Now()); d > 0 {
+			if !sleep(ctx, clk, min(d, maxSleep)) {
 				return
 			}
 			continue
@@ -86,19 +89,23 @@ func (id *Identity) KeepRenewed(ctx context.Context, clk clock.Clock, log logr.L
 			log.Info("Renewed the node certificate", "notAfter", cert.NotAfter, "renewAt", renewAt)
 			continue
 		}
+		if failed == 0 {
+			retry = backoff()
+		}
 		failed++
-		wait := backoff(failed)
+		delay := retry.Step()
 		var r *Refusal
 		if errors.As(err, &r) && refused(r.Code) {
-			wait = backoff(30)
-			log.Error(err, "The hub refused to renew the node certificate; the agent goes on with the current one", "notAfter", cert.NotAfter, "retryIn", wait.Round(time.Second).String())
+			// The longest wait: another try soon would be refused alike.
+			delay = wait.Jitter(retryMax/2, 1)
+			log.Error(err, "The hub refused to renew the node certificate; the agent goes on with the current one", "notAfter", cert.NotAfter, "retryIn", delay.Round(time.Second).String())
 		} else {
-			log.Info("Cannot renew the node certificate now; the agent goes on with the current one", "error", err.Error(), "attempts", failed, "notAfter", cert.NotAfter, "retryIn", wait.Round(time.Millisecond).String())
+			log.Info("Cannot renew the node certificate now; the agent goes on with the current one", "error", err.Error(), "attempts", failed, "notAfter", cert.NotAfter, "retryIn", delay.Round(time.Millisecond).String())
 		}
 		if now := clk.Now(); !now.Before(cert.NotAfter) {
 			log.Error(nil, "The node certificate has expired: the hub refuses it, and it cannot be renewed. Issue a join token (kubectl edge node token NODE) and run edge-agent join again", "node", id.Node, "notAfter", cert.NotAfter)
 		}
-		retryAt = clk.Now().Add(wait)
+		retryAt = clk.Now().Add(delay)
 	}
 }
 
@@ -148,14 +155,12 @@ func renewalTime(cert *x509.Certificate) time.Time {
 	return cert.NotBefore.Add(time.Duration(float64(life) * (0.7 + 0.2*rand.Float64())))
 }
 
-// backoff is the wait after n failures: retryBase doubled per failure up
-// to retryMax, then drawn from its upper half ("equal jitter").
-func backoff(n int) time.Duration {
-	d := retryMax
-	if n < 30 && retryBase<<(n-1) < retryMax {
-		d = retryBase << (n - 1)
-	}
-	return d/2 + rand.N(d/2+1)
+// backoff is the wait before each renewal while renewals fail:
+// retryBase doubled per failure up to retryMax, each wait drawn from the
+// upper half of its step ("equal jitter": from half of it, with up to as
+// much again).
+func backoff() wait.Backoff {
+	return wait.Backoff{Duration: retryBase / 2, Factor: 2, Jitter: 1, Steps: math.MaxInt32, Cap: retryMax / 2}
 }
 
 // sleep waits d on clk; false when ctx ended first.
