@@ -20,14 +20,16 @@
 # that every image platform links the same modules.
 #
 # Refused: a VERSION not vX.Y.Z, a CHANGELOG.md with no entries under
-# "## X.Y.Z", a work tree with changes (RELEASE_ALLOW_DIRTY=1 allows it,
-# for a trial), a VERSION hack/releases.tsv records at another commit.
-# The last lines list the artifacts: sha256, bytes, name.
+# "## X.Y.Z", a work tree with changes, a VERSION hack/releases.tsv
+# records at another commit. RELEASE_TRIAL=1 allows the last three, for
+# a trial cut (the install suite cuts its releases so): its notes say it
+# is a trial. The last lines list the artifacts: sha256, bytes, name.
 #
 #   hack/release.sh VERSION
 # Environment: RELEASE_REGISTRY (registry.example/edgeplane, a
 # placeholder: the image is <registry>/manager:VERSION), IMAGE_PLATFORMS,
-# AGENT_PLATFORMS, PLUGIN_PLATFORMS (os/arch[/arm version], spaces between).
+# AGENT_PLATFORMS, PLUGIN_PLATFORMS (os/arch[/arm version], spaces between),
+# RELEASE_OUT (the directory, dist/release/VERSION), RELEASE_TRIAL.
 set -euo pipefail
 start=$SECONDS
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,27 +58,32 @@ notes=$(awk -v v="$semver" '
   }
   found { print }
 ' CHANGELOG.md)
+trial=""
+[[ "${RELEASE_TRIAL:-}" != 1 ]] || trial=1
+if [[ "$trial" == 1 ]] && ! grep -q '^- ' <<<"$notes"; then
+  notes=$(printf '## %s\n\n- A trial cut: CHANGELOG.md has no entries for it.\n' "$semver")
+fi
 [[ -n "$notes" ]] || die "CHANGELOG.md has no section \"## $semver\": move the entries of \"## Unreleased\" under it first"
 grep -q '^- ' <<<"$notes" || die "CHANGELOG.md's section \"## $semver\" has no entries"
 
 commit=$(git rev-parse HEAD)
 dirty=$(git status --porcelain)
 if [[ -n "$dirty" ]]; then
-  [[ "${RELEASE_ALLOW_DIRTY:-}" == 1 ]] ||
-    die "the work tree has changes (git status): a release is cut from a commit; RELEASE_ALLOW_DIRTY=1 for a trial"
+  [[ "$trial" == 1 ]] ||
+    die "the work tree has changes (git status): a release is cut from a commit; RELEASE_TRIAL=1 for a trial"
   log "the work tree has changes: a trial, not a release of $commit"
 fi
 recorded=$(awk -F'\t' -v v="$version" '$1 == v { print $2 }' hack/releases.tsv 2>/dev/null || true)
 # The commit that records the cut differs from the cut in that file alone.
-if [[ -n "$recorded" && "$recorded" != HEAD-AT-CUT && "$recorded" != "$commit" ]] &&
+if [[ "$trial" != 1 && -n "$recorded" && "$recorded" != HEAD-AT-CUT && "$recorded" != "$commit" ]] &&
   ! git diff --quiet "$recorded" "$commit" -- . ':(exclude)hack/releases.tsv' 2>/dev/null; then
   die "$version was cut at $recorded (hack/releases.tsv); check that commit out to build it again"
 fi
 
-out=dist/release/$version
-work=dist/release/.work-$version
-rm -rf "$out" "$work"
-mkdir -p "$out" "$work"
+out=${RELEASE_OUT:-dist/release/$version}
+rm -rf "$out"
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-release.XXXXXX")
 # A release that failed leaves nothing that looks like one.
 trap 'rc=$?; rm -rf "$work"; [[ $rc == 0 ]] || rm -rf "$out"' EXIT
 ldflags="-s -w -X github.com/edgeplane/edgeplane/internal/version.version=$version"
@@ -172,7 +179,7 @@ sbom "$manager" "$chart"
 {
   echo "# edgeplane $version"
   echo
-  echo "Built from commit $commit${dirty:+, with changes (a trial)}. The image: $img."
+  echo "Built from commit $commit${dirty:+, with changes}${trial:+ (a trial)}. The image: $img."
   echo
   sed '1d' <<<"$notes" | sed '/./,$!d'
 } >"$out/CHANGELOG.md"
@@ -184,7 +191,9 @@ files=$(find "$out" -maxdepth 1 -type f | wc -l)
 bytes=$(find "$out" -maxdepth 1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 log "$version at $commit: $files files, $bytes bytes in $out, $((SECONDS - start)) s"
 log "check them: (cd $out && sha256sum -c SHA256SUMS)"
-if [[ -z "$recorded" || "$recorded" == HEAD-AT-CUT ]]; then
+if [[ "$trial" == 1 ]]; then
+  log "a trial: not to be recorded in hack/releases.tsv"
+elif [[ -z "$recorded" || "$recorded" == HEAD-AT-CUT ]]; then
   log "record the release: printf '$version\\t$commit\\n' >>hack/releases.tsv (or replace HEAD-AT-CUT), and commit"
 else
   log "hack/releases.tsv records $version at $recorded"

@@ -19,8 +19,9 @@ limitations under the License.
 // device" and of docs/operating.md, in order, each with bash -euo
 // pipefail, against a control plane on this machine (envtest's
 // kube-apiserver and etcd, configured for API aggregation), with the
-// release's artifacts cut into dist/release/VERSION as make release cuts
-// them, its image pushed to a registry on loopback, the chart installed
+// release's artifacts cut into dist/release/VERSION by make release's
+// script (hack/release.sh, a trial cut for this machine's platform), its
+// image pushed to a registry on loopback, the chart installed
 // and upgraded by the helm CLI, and a device joined through the hub.
 //
 // The reader's own values are this machine's: install.md's first block
@@ -137,8 +138,8 @@ func TestInstallDocs(t *testing.T) {
 	}
 	reg := startRegistry(t)
 	dist := filepath.Join(tmp, "release")
-	release(t, root, dist, bins, version, releaseRegistry)
-	release(t, root, dist, bins, nextVersion, releaseRegistry)
+	release(t, root, dist, version, releaseRegistry)
+	release(t, root, dist, nextVersion, releaseRegistry)
 	tools := filepath.Join(tmp, "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func (s *suite) start(ctx context.Context, t *testing.T) *route {
 	if err := os.Symlink(filepath.Join(s.dist, "dist"), filepath.Join(r.dir, "dist")); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, s.bins.agent, filepath.Join(r.dir, "edge-agent-linux-"+goruntime.GOARCH), 0o755)
+	copyFile(t, filepath.Join(s.dist, "dist", "release", version, "edge-agent-linux-"+goruntime.GOARCH), filepath.Join(r.dir, "edge-agent-linux-"+goruntime.GOARCH), 0o755)
 	copyFile(t, filepath.Join(s.root, "config", "agent", "edge-agent.service"), filepath.Join(r.dir, "config", "agent", "edge-agent.service"), 0o644)
 
 	r.sb = startSandbox(t, filepath.Join(dir, "sandbox"), s.tools, nil, s.files)

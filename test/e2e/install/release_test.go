@@ -18,9 +18,7 @@ package install
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
@@ -42,74 +40,45 @@ import (
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
-// binaries are the programs the release is made of, built once.
+// binaries are the manager the kubelet (played by the test) runs for
+// the Deployments' pods, and the helm CLI.
 type binaries struct {
-	manager, agent, plugin, helm string
+	manager, helm string
 }
 
-// build builds the manager, the agent and the kubectl plugin for this
-// machine, stamped with version, and finds the helm CLI (hack/tool.sh,
-// from the Go module proxy).
+// build builds the manager for this machine, stamped with version, and
+// finds the helm CLI (hack/tool.sh, from the Go module proxy).
 func build(t *testing.T, root, dir, version string) binaries {
 	t.Helper()
 	ldflags := "-X github.com/edgeplane/edgeplane/internal/version.version=" + version
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", dir+"/", "./cmd/manager", "./cmd/edge-agent", "./cmd/kubectl-edge")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", dir+"/", "./cmd/manager")
 	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the binaries: %v\n%s", err, out)
+		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
 	helm, err := exec.Command("bash", filepath.Join(root, "hack", "tool.sh"), "helm").Output()
 	if err != nil {
 		t.Fatalf("hack/tool.sh helm: %v", err)
 	}
-	return binaries{manager: filepath.Join(dir, "manager"), agent: filepath.Join(dir, "edge-agent"), plugin: filepath.Join(dir, "kubectl-edge"), helm: strings.TrimSpace(string(helm))}
+	return binaries{manager: filepath.Join(dir, "manager"), helm: strings.TrimSpace(string(helm))}
 }
 
-// release lays out dist/release/VERSION under dir as make release
-// (hack/release.sh) does, for this machine's platform: the manager's
-// image as a per-platform archive and as an OCI archive, named
-// registry/manager:VERSION; the agent and the plugin per platform; the
-// bundle; the chart packaged with --version and --app-version; the
-// release notes; SHA256SUMS over them all. SBOMs are left out.
-func release(t *testing.T, root, dir string, bins binaries, version, registry string) string {
+// release cuts version into dir/dist/release/VERSION with make release's
+// script, hack/release.sh, for this machine's platform, as a trial (the
+// work tree may have changes, and CHANGELOG.md need not have the
+// version's section), and checks its SHA256SUMS as install.md does.
+func release(t *testing.T, root, dir, version, registry string) string {
 	t.Helper()
 	out := filepath.Join(dir, "dist", "release", version)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
+	platform := "linux/" + goruntime.GOARCH
+	cmd := exec.Command("bash", filepath.Join("hack", "release.sh"), version)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "RELEASE_TRIAL=1", "RELEASE_OUT="+out, "RELEASE_REGISTRY="+registry,
+		"IMAGE_PLATFORMS="+platform, "AGENT_PLATFORMS="+platform, "PLUGIN_PLATFORMS="+platform)
+	if said, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/release.sh %s: %v\n%s", version, err, said)
 	}
-	platform, suffix := "linux/"+goruntime.GOARCH, "linux-"+goruntime.GOARCH
-	img := registry + "/manager:" + version
-	images := filepath.Join(dir, "images-"+version)
-	run(t, root, "go", "run", "./hack/image", "--name", img, "--entrypoint", "/manager", "--version", version, "--out", images, "--binary", platform+"="+bins.manager)
-	if err := os.Rename(filepath.Join(images, "manager-"+suffix+".tar"), filepath.Join(out, "manager-"+suffix+".tar")); err != nil {
-		t.Fatal(err)
-	}
-	run(t, root, "tar", "-C", filepath.Join(images, "manager.oci"), "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-cf", filepath.Join(out, "manager-oci.tar"), ".")
-	copyFile(t, bins.agent, filepath.Join(out, "edge-agent-"+suffix), 0o755)
-	copyFile(t, bins.plugin, filepath.Join(out, "kubectl-edge-"+suffix), 0o755)
-	run(t, root, "bash", "hack/build-installer.sh", img, filepath.Join(out, "install.yaml"))
-	run(t, root, bins.helm, "package", "charts/edgeplane", "--version", strings.TrimPrefix(version, "v"), "--app-version", version, "--destination", out)
-	if err := os.WriteFile(filepath.Join(out, "CHANGELOG.md"), []byte("# edgeplane "+version+"\n\nA release the install suite cut.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sums strings.Builder
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			data, err := os.ReadFile(filepath.Join(out, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum := sha256.Sum256(data)
-			fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), e.Name())
-		}
-	}
-	if err := os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(sums.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	run(t, out, "sha256sum", "--quiet", "-c", "SHA256SUMS")
 	return out
 }
 
