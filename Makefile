@@ -65,7 +65,7 @@ TEST_PARALLEL ?=
 # The longest suites start first (go test runs packages in the order
 # given, each once): in path order they came last and the run waited on
 # them alone.
-SLOW_SUITES = ./test/e2e/engine/podman ./controllers ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/e2e/install ./test/chaos ./test/e2e/hub
+SLOW_SUITES = ./test/e2e/engine/podman ./controllers ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/e2e/install ./test/chaos ./test/upgrade ./test/e2e/hub
 
 .PHONY: stress
 stress: ## Run one package's tests N times (5) with one core kept busy, to hunt a flake: make stress PKG=./test/chaos N=5 [RUN=regexp]; each run through hack/testexec, a failed run's output kept; last line: stress: package= runs= passed= failed= logs=
@@ -217,6 +217,12 @@ chaos-edge: build ## The edge chaos run: the manager, a real agent on Podman (EN
 		--title "The edge chaos run$(if $(filter docker,$(ENGINE)), on Docker Engine)" --command "make chaos-edge$(call given,ENGINE)" \
 		--intro "The manager, a real agent on $(if $(filter docker,$(ENGINE)),Docker Engine,Podman) and 20 simulated nodes through two edge hub replicas, 3 minutes of changes rolled out in waves while the real agent's link is cut, its engine restarted, the agent and a hub replica SIGKILLed and its registry link stalled: faults injected, changes recorded twice, orphans, lost changes and the time to converge." -- \
 		go run ./hack/edgechaos --engine $(or $(ENGINE),podman)
+
+.PHONY: upgrade
+upgrade: ## The upgrade run: the previous release (hack/releases.tsv, built from its commit) with two managers, two edge hub replicas, 20 simulated nodes, 5 more that keep its agent and a real node on Podman (ENGINE=docker for Docker Engine, ENGINE=none for none), upgraded as docs/install.md says (CRDs, managers, hubs, agents) while a service rolls out in waves (each simulated wave pulls 10 s) and another changes at every step; last line: upgrade: from= to= nodes= real_node= services= changes= steps= steps_in_flight= lost= duplicates= restarts= offline= real_mismatches= skew_nodes= upgrade_s= rollout_s= facade_requests= facade_errors= facade_p99_ms=; into docs/figures/upgrade.md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/upgrade.md --title "The upgrade run" --command "make upgrade$(call given,ENGINE)" \
+		--intro "The previous release's fleet upgraded to this tree as docs/install.md says, while a rollout moves in waves: versions lost or recorded twice, containers restarted at a revision they already ran, nodes declared offline, the facade's errors and p99 throughout, and how long the upgrade and the rollout took." -- \
+		go run ./hack/upgrade --engine $(or $(ENGINE),podman)
 
 .PHONY: ci-time
 ci-time: ## Time CI as CI runs it: bash .ci/run on a fresh clone of HEAD with ../shared beside it and CI=true, RUNS times in a row (1); COLD=1 with empty Go module, build and tool caches of its own (the Debian packages stay); BUSY=1 with one core kept busy the whole time; INTERRUPT=S interrupted S seconds in, as Ctrl-C does; after each run the processes it left are counted and killed (left=, any fails it); a line a run: ci: run= caches= busy= parallel= total_s= vet_s= tests_s= fuzz_s= longest_suite_s= packages= left= (INTERRUPT: ci: run= caches= busy= interrupted_after_s= stopped_s= left=); into docs/figures/ci-warm.md, ci-cold.md, ci-busy.md or ci-interrupt.md

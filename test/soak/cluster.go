@@ -39,6 +39,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/test/framework/hubs"
+	"github.com/edgeplane/edgeplane/test/framework/managers"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
@@ -55,7 +56,7 @@ type run struct {
 	c         client.Client
 	view      cache.Cache
 	ledger    *Ledger
-	managers  *managers
+	managers  *managers.Replicas
 	// replica is the read replica's facade; its metrics at replicaMetrics.
 	replica                    *exec.Cmd
 	replicaURL, replicaMetrics string
@@ -162,22 +163,22 @@ func (r *run) start(ctx context.Context) error {
 	}
 
 	manager := filepath.Join(r.cfg.Bin, "manager")
-	if r.managers, err = newManagers(ctx, r.logf, manager, r.logs, kubeconfig, r.cfg.LeaseDuration); err != nil {
+	if r.managers, err = managers.New(ctx, r.logf, manager, r.logs, kubeconfig, r.cfg.LeaseDuration); err != nil {
 		return err
 	}
-	r.onStop(r.managers.stop)
+	r.onStop(r.managers.Stop)
 	for i := range 2 {
-		if err := r.managers.start(i); err != nil {
+		if err := r.managers.Start(i); err != nil {
 			return err
 		}
 	}
 	wait, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	if err := procs.WaitFor(wait, "both managers ready and one leading", 200*time.Millisecond, func() (bool, error) {
-		if !r.managers.ready(ctx, 0) || !r.managers.ready(ctx, 1) {
+		if !r.managers.Ready(ctx, 0) || !r.managers.Ready(ctx, 1) {
 			return false, nil
 		}
-		_, err := r.managers.leader(ctx)
+		_, err := r.managers.Leader(ctx)
 		return err == nil, nil
 	}); err != nil {
 		return err

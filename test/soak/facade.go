@@ -91,7 +91,7 @@ func (r *run) facade(ctx context.Context, base, method, path string, body, out a
 // not ready (a failover's kill and the replacement's start).
 func (r *run) write(ctx context.Context, method, path string, body, out any) error {
 	var err error
-	for _, addr := range r.managers.facade {
+	for _, addr := range r.managers.Facade {
 		_, err = r.facade(ctx, "http://"+addr, method, path, body, out)
 		var fe *facadeError
 		if err == nil || errors.As(err, &fe) && fe.Status != http.StatusServiceUnavailable {

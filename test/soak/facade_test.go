@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/edgeplane/edgeplane/test/framework/managers"
 )
 
 // facadeStub answers every request with the envelope of status, and
@@ -65,7 +67,7 @@ func TestWriteFailsOver(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			first, _ := tc.first()
 			second, calls := facadeStub(t, 200, `{"id":"y"}`)
-			r := &run{managers: &managers{facade: [2]string{first, second}}}
+			r := &run{managers: &managers.Replicas{Facade: [2]string{first, second}}}
 			var out struct {
 				ID string `json:"id"`
 			}

@@ -61,8 +61,8 @@ func (r *run) failover(ctx context.Context) error {
 	defer cancel()
 	leader := -1
 	if err := procs.WaitFor(wait, "a leader and a synced standby", 500*time.Millisecond, func() (bool, error) {
-		i, err := r.managers.leader(ctx)
-		if err != nil || !r.managers.ready(ctx, 1-i) {
+		i, err := r.managers.Leader(ctx)
+		if err != nil || !r.managers.Ready(ctx, 1-i) {
 			return false, nil
 		}
 		leader = i
@@ -71,11 +71,11 @@ func (r *run) failover(ctx context.Context) error {
 		return err
 	}
 	killed := time.Now()
-	if err := r.managers.kill(leader); err != nil {
+	if err := r.managers.Kill(leader); err != nil {
 		return err
 	}
 	if err := procs.WaitFor(wait, "the standby leading", 200*time.Millisecond, func() (bool, error) {
-		i, err := r.managers.leader(ctx)
+		i, err := r.managers.Leader(ctx)
 		return err == nil && i != leader, nil
 	}); err != nil {
 		return err

@@ -35,7 +35,7 @@ func (r *run) readers(ctx context.Context, lat *Latencies, serviceID, nodeID str
 		"/api/v1/container/node?nodeIds[]=" + nodeID + "&pageNum=1&pageSize=10",
 		"/api/v1/service?pageNum=1&pageSize=50",
 	}
-	bases := []string{r.replicaURL, "http://" + r.managers.facade[0], "http://" + r.managers.facade[1]}
+	bases := []string{r.replicaURL, "http://" + r.managers.Facade[0], "http://" + r.managers.Facade[1]}
 	// Four readers take the ticks: a slow answer delays the next request
 	// of its reader only, and the rate drops only when all four wait.
 	work := make(chan int)

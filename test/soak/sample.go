@@ -156,9 +156,9 @@ func (r *run) sampled(ctx context.Context) []sampled {
 		return prom("http://"+addr+"/metrics", http.DefaultClient)
 	}
 	leader, standby := sampled{name: "manager leader"}, sampled{name: "manager standby"}
-	if i, err := r.managers.leader(ctx); err == nil {
-		leader.pid, leader.goroutines = r.managers.pid(i), plain(r.managers.metrics[i])
-		standby.pid, standby.goroutines = r.managers.pid(1-i), plain(r.managers.metrics[1-i])
+	if i, err := r.managers.Leader(ctx); err == nil {
+		leader.pid, leader.goroutines = r.managers.Pid(i), plain(r.managers.Metrics[i])
+		standby.pid, standby.goroutines = r.managers.Pid(1-i), plain(r.managers.Metrics[1-i])
 	}
 	out := []sampled{leader, standby, {"read replica", r.replica.Process.Pid, plain(r.replicaMetrics)}}
 	for i, addr := range r.hubMetrics {

@@ -293,7 +293,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.res.Grown = Grown(r.res.Growth)
 	r.mu.Lock()
 	r.res.Offline = len(r.offline)
-	r.res.ManagerExits = r.managers.exited()
+	r.res.ManagerExits = r.managers.Exited()
 	for _, n := range r.offline {
 		r.logf("declared offline: %s", n)
 	}

@@ -79,6 +79,7 @@ type Hubs struct {
 	stopFront func()
 	mu        sync.Mutex
 	cmds      []*exec.Cmd
+	bins      []string
 	logs      []string
 	runs      int
 }
@@ -112,7 +113,10 @@ func Start(ctx context.Context, c client.Client, o Options) (*Hubs, error) {
 		return nil, err
 	}
 	h.URL, h.stopFront = "https://"+addr, stop
-	h.cmds, h.logs = make([]*exec.Cmd, o.Replicas), make([]string, o.Replicas)
+	h.cmds, h.logs, h.bins = make([]*exec.Cmd, o.Replicas), make([]string, o.Replicas), make([]string, o.Replicas)
+	for i := range h.bins {
+		h.bins[i] = o.Bin
+	}
 	for i := range h.Addrs {
 		if err := h.start(ctx, i); err != nil {
 			h.Stop()
@@ -168,7 +172,7 @@ func (h *Hubs) start(ctx context.Context, i int) error {
 	if h.o.Args != nil {
 		args = append(args, h.o.Args(i)...)
 	}
-	cmd, err := procs.Start(ctx, h.o.Dir, name, h.o.Bin, args...)
+	cmd, err := procs.Start(ctx, h.o.Dir, name, h.bins[i], args...)
 	if err != nil {
 		return err
 	}
@@ -221,6 +225,31 @@ func (h *Hubs) Restart(ctx context.Context, i int, down time.Duration) error {
 	}
 	time.Sleep(down)
 	return h.start(ctx, i)
+}
+
+// Replace stops replica i as the kubelet stops a pod (SIGTERM, SIGKILL
+// after a grace period) and starts bin in its place on its port, as a
+// rolling update of its Deployment does; it returns once the new replica
+// listens.
+func (h *Hubs) Replace(ctx context.Context, i int, bin string) error {
+	procs.Stop(h.cmd(i))
+	h.mu.Lock()
+	h.bins[i] = bin
+	h.mu.Unlock()
+	if err := h.start(ctx, i); err != nil {
+		return err
+	}
+	return procs.WaitFor(ctx, fmt.Sprintf("hub replica %d listening on %s", i, h.Addrs[i]), 100*time.Millisecond, func() (bool, error) {
+		if cmd := h.cmd(i); procs.Exited(cmd.Process.Pid) {
+			return false, fmt.Errorf("hub replica %d exited (see %s)", i, h.logs[i])
+		}
+		conn, err := net.DialTimeout("tcp", h.Addrs[i], time.Second)
+		if err != nil {
+			return false, nil
+		}
+		_ = conn.Close()
+		return true, nil
+	})
 }
 
 // Stop stops every replica and the balancer.
