@@ -67,8 +67,8 @@ func TestUpgrade(t *testing.T) {
 		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
 	}
 	defer cancel()
-	// Each simulated wave of the rollout pulls for 20 s: five of them
-	// outlast the seven steps of the upgrade on a busy machine.
+	// The rollout outlasts the seven steps: each simulated node pulls
+	// the new image for 20 s, and the waves wait on the pulls.
 	res, err := upgrade.Run(ctx, upgrade.Config{From: from, To: to, Engine: engine, SimNodes: 3, LagNodes: 2,
 		SimPullTime: 20 * time.Second, Timeout: 5 * time.Minute, Log: os.Stderr})
 	if err != nil {
