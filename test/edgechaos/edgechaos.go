@@ -25,7 +25,6 @@ package edgechaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -44,11 +43,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -57,6 +53,7 @@ import (
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/testregistry"
+	"github.com/edgeplane/edgeplane/test/framework/versions"
 )
 
 // Config sizes a run.
@@ -177,14 +174,13 @@ type run struct {
 	// service, so that a kill lands in the replacement that follows.
 	realChanged chan struct{}
 
-	mu        sync.Mutex
-	delivered map[string]map[int64]string // service -> generation -> its CHANGE value, as the watch delivered them
+	delivered *versions.Delivered
 }
 
 // Run performs one chaos run.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
-	r := &run{cfg: cfg, realChanged: make(chan struct{}, 1), delivered: map[string]map[int64]string{}}
+	r := &run{cfg: cfg, realChanged: make(chan struct{}, 1)}
 	r.logf = func(format string, args ...any) { fmt.Fprintf(cfg.Log, "edge-chaos: "+format+"\n", args...) }
 	env, restCfg, c, err := testenv.Start()
 	if err != nil {
@@ -230,7 +226,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer func() { _ = r.eng.Close() }()
-	if err := r.watch(ctx, restCfg); err != nil {
+	// Every version of each service's spec the watch delivers must be
+	// recorded once. A rollback restores an earlier CHANGE value as a new
+	// version, so versions, not values, are what is counted.
+	if r.delivered, err = versions.Watch(ctx, restCfg, func(s *edgev1alpha1.EdgeService) string { return "CHANGE=" + change(s) }); err != nil {
 		return res, err
 	}
 	if err := r.startRegistry(ctx); err != nil {
@@ -356,39 +355,6 @@ func change(s *edgev1alpha1.EdgeService) string {
 		}
 	}
 	return ""
-}
-
-// watch notes every version of each service's spec the watch delivers
-// (its generation, and its CHANGE value for the log): each must be
-// recorded exactly once. A rollback restores an earlier CHANGE value as a
-// new version, so versions, not values, are what is counted.
-func (r *run) watch(ctx context.Context, cfg *rest.Config) error {
-	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
-	if err != nil {
-		return err
-	}
-	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
-	if err != nil {
-		return err
-	}
-	see := func(o any) {
-		if s, ok := o.(*edgev1alpha1.EdgeService); ok {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.delivered[s.Name] == nil {
-				r.delivered[s.Name] = map[int64]string{}
-			}
-			r.delivered[s.Name][s.Generation] = change(s)
-		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
-		return err
-	}
-	go func() { _ = view.Start(ctx) }()
-	if !view.WaitForCacheSync(ctx) {
-		return errors.New("the run's own watch of services did not sync")
-	}
-	return nil
 }
 
 // storm changes the services at the configured rate while the faults run
@@ -636,35 +602,14 @@ func (r *run) check(ctx context.Context, res *Result) error {
 	if err := r.c.List(ctx, services, client.InNamespace("default")); err != nil {
 		return err
 	}
-	records := &edgev1alpha1.DeployRecordList{}
-	if err := r.c.List(ctx, records, client.InNamespace("default")); err != nil {
+	lost, dups, notes, err := r.delivered.Check(ctx, r.c, "default")
+	if err != nil {
 		return err
 	}
-	recorded := map[string]map[int64]int{}
-	for _, rec := range records.Items {
-		if recorded[rec.Spec.ServiceName] == nil {
-			recorded[rec.Spec.ServiceName] = map[int64]int{}
-		}
-		gen, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
-		if err != nil {
-			return fmt.Errorf("record %s has no generation: %w", rec.Name, err)
-		}
-		recorded[rec.Spec.ServiceName][gen]++
+	res.LostChanges, res.Duplicates = res.LostChanges+lost, res.Duplicates+dups
+	for _, n := range notes {
+		r.logf("%s", n)
 	}
-	r.mu.Lock()
-	for name, want := range r.delivered {
-		for gen, v := range want {
-			switch n := recorded[name][gen]; {
-			case n == 0:
-				res.LostChanges++
-				r.logf("%s: generation %d (CHANGE=%s) delivered but not recorded", name, gen, v)
-			case n > 1:
-				res.Duplicates += n - 1
-				r.logf("%s: generation %d (CHANGE=%s) recorded %d times", name, gen, v, n)
-			}
-		}
-	}
-	r.mu.Unlock()
 	events := &eventsv1.EventList{}
 	if err := r.c.List(ctx, events, client.InNamespace("default")); err != nil {
 		return err

@@ -32,7 +32,6 @@ package upgrade
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,10 +50,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -64,6 +61,7 @@ import (
 	"github.com/edgeplane/edgeplane/test/framework/managers"
 	"github.com/edgeplane/edgeplane/test/framework/procs"
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/test/framework/versions"
 )
 
 // Version is one release's binaries (manager, edge-agent) and CRDs.
@@ -158,9 +156,10 @@ type run struct {
 	engine          *testenv.Engine
 	eng             *mobyclient.Client
 
-	mu        sync.Mutex
-	delivered map[string]map[int64]bool // service -> generations the watch delivered
-	agents    map[string]*exec.Cmd      // agent group -> its process
+	delivered *versions.Delivered
+
+	mu     sync.Mutex
+	agents map[string]*exec.Cmd // agent group -> its process
 }
 
 // Run performs one upgrade run.
@@ -169,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	// The run's watch and processes end with it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{cfg: cfg, delivered: map[string]map[int64]bool{}, agents: map[string]*exec.Cmd{}}
+	r := &run{cfg: cfg, agents: map[string]*exec.Cmd{}}
 	r.logf = func(format string, args ...any) { fmt.Fprintf(cfg.Log, "upgrade: "+format+"\n", args...) }
 	env, restCfg, c, err := testenv.Start(func(e *envtest.Environment) error {
 		e.CRDDirectoryPaths = []string{cfg.From.CRDs}
@@ -273,11 +272,13 @@ func (r *run) startFleet(ctx context.Context, env *envtest.Environment, cfg *res
 	if err := testenv.WriteKubeconfig(env, kubeconfig); err != nil {
 		return err
 	}
-	if err := r.watch(ctx, cfg); err != nil {
+	var err error
+	if r.delivered, err = versions.Watch(ctx, cfg, func(s *edgev1alpha1.EdgeService) string {
+		return string(s.Spec.Image.Ref) + " " + s.Spec.Config.Linux.Env[0]
+	}); err != nil {
 		return err
 	}
 	old := filepath.Join(r.cfg.From.Bin, "manager")
-	var err error
 	if r.mgrs, err = managers.New(ctx, r.logf, old, r.dir, kubeconfig, lease); err != nil {
 		return err
 	}
@@ -617,70 +618,16 @@ func (r *run) unsettled(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// watch notes every generation of each service's spec the watch
-// delivers: each must be recorded exactly once.
-func (r *run) watch(ctx context.Context, cfg *rest.Config) error {
-	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
-	if err != nil {
-		return err
-	}
-	inf, err := view.GetInformer(ctx, &edgev1alpha1.EdgeService{})
-	if err != nil {
-		return err
-	}
-	see := func(o any) {
-		if s, ok := o.(*edgev1alpha1.EdgeService); ok {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.delivered[s.Name] == nil {
-				r.delivered[s.Name] = map[int64]bool{}
-			}
-			r.delivered[s.Name][s.Generation] = true
-		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
-		return err
-	}
-	go func() { _ = view.Start(ctx) }()
-	if !view.WaitForCacheSync(ctx) {
-		return errors.New("the run's own watch of services did not sync")
-	}
-	return nil
-}
-
 // checkRecords counts the delivered versions no record holds and those
 // recorded more than once.
 func (r *run) checkRecords(ctx context.Context, res *Result) error {
-	records := &edgev1alpha1.DeployRecordList{}
-	if err := r.c.List(ctx, records, client.InNamespace("default")); err != nil {
-		return err
+	var notes []string
+	var err error
+	res.Lost, res.Duplicates, notes, err = r.delivered.Check(ctx, r.c, "default")
+	for _, n := range notes {
+		r.logf("%s", n)
 	}
-	recorded := map[string]map[int64]int{}
-	for _, rec := range records.Items {
-		if recorded[rec.Spec.ServiceName] == nil {
-			recorded[rec.Spec.ServiceName] = map[int64]int{}
-		}
-		gen, err := strconv.ParseInt(rec.Annotations[edgev1alpha1.AnnotationGeneration], 10, 64)
-		if err != nil {
-			return fmt.Errorf("record %s has no generation: %w", rec.Name, err)
-		}
-		recorded[rec.Spec.ServiceName][gen]++
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name, gens := range r.delivered {
-		for gen := range gens {
-			switch n := recorded[name][gen]; {
-			case n == 0:
-				res.Lost++
-				r.logf("%s: generation %d delivered but not recorded", name, gen)
-			case n > 1:
-				res.Duplicates += n - 1
-				r.logf("%s: generation %d recorded %d times", name, gen, n)
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // checkSkew counts the nodes whose previous agent served them to the end
