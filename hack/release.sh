@@ -5,6 +5,7 @@
 #   manager-linux-{amd64,arm64}.tar   the manager image, per platform (docker/podman load)
 #   manager-oci.tar                   the same as one multi-platform OCI layout (skopeo copy --all oci-archive:...)
 #   edge-agent-linux-{amd64,arm64,armv7}
+#   edge-agent.service                the agent's systemd unit (config/agent)
 #   kubectl-edge-linux-{amd64,arm64}
 #   install.yaml                      the bundle, the manager image set
 #   edgeplane-X.Y.Z.tgz               the chart: version X.Y.Z, appVersion vX.Y.Z, the image's repository set
@@ -165,6 +166,9 @@ for p in $plugin_platforms; do
   build "$p" ./cmd/kubectl-edge "$out/kubectl-edge-$(suffix "$p")"
   sbom "$out/kubectl-edge-$(suffix "$p")" "$out/kubectl-edge-$(suffix "$p")"
 done
+
+# The agent's systemd unit, which a device installs beside the agent.
+cp config/agent/edge-agent.service "$out/"
 
 # The bundle and the chart.
 log "writing the bundle"

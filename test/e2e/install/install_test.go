@@ -237,7 +237,7 @@ func (s *suite) start(ctx context.Context, t *testing.T) *route {
 		t.Fatal(err)
 	}
 	copyFile(t, filepath.Join(s.dist, "dist", "release", version, "edge-agent-linux-"+goruntime.GOARCH), filepath.Join(r.dir, "edge-agent-linux-"+goruntime.GOARCH), 0o755)
-	copyFile(t, filepath.Join(s.root, "config", "agent", "edge-agent.service"), filepath.Join(r.dir, "config", "agent", "edge-agent.service"), 0o644)
+	copyFile(t, filepath.Join(s.dist, "dist", "release", version, "edge-agent.service"), filepath.Join(r.dir, "edge-agent.service"), 0o644)
 
 	r.sb = startSandbox(t, filepath.Join(dir, "sandbox"), s.tools, nil, s.files)
 	r.env = []string{"HOME=" + filepath.Join(dir, "home"), "KUBECONFIG=" + kubeconfig, "USER=root", "LANG=C.UTF-8"}
