@@ -6,8 +6,8 @@
 # of make test runs it (hack/markdownlint_test.go) with the rules of
 # .markdownlint-cli2.jsonc.
 #
-# markdownlint-cli2 0.22 is the last whose markdownlint runs on Node.js 20,
-# Debian's and this machine's; 0.23 on need Node.js 22.
+# markdownlint-cli2 0.22 is the last whose markdownlint runs on Node.js 20;
+# 0.23 on need Node.js 22.
 set -euo pipefail
 log() { echo "markdownlint: $*" >&2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,11 +22,26 @@ if ! command -v npm >/dev/null; then
   fi
 fi
 # Debian before 13 ships Node.js 18, on which markdownlint 0.40 does not
-# run: say so rather than fail inside it.
+# run: Node.js 20 then comes from the npm registry (the node-linux-ARCH
+# package holds the official binary), into the cache, and markdownlint
+# runs on it through a wrapper.
+node20=""
 node_major=$(node --version | sed -E 's/^v([0-9]+).*/\1/')
 if (( node_major < 20 )); then
-  log "Node.js $(node --version) is too old: markdownlint-cli2 0.22 needs Node.js 20 or later"
-  exit 1
+  case $(uname -m) in
+    x86_64) narch=x64 ;;
+    aarch64) narch=arm64 ;;
+    *) log "Node.js $(node --version) is too old: markdownlint-cli2 0.22 needs Node.js 20 or later"; exit 1 ;;
+  esac
+  nver=20.18.0
+  ndir=$CACHE_DIR/node-$nver-$narch
+  node20=$ndir/node_modules/node-linux-$narch/bin/node
+  if [[ ! -x "$node20" ]]; then
+    log "Node.js $(node --version) is too old for markdownlint-cli2 0.22; installing Node.js $nver from the npm registry (node-linux-$narch)"
+    mkdir -p "$ndir"
+    (cd "$ndir" && npm install --no-save --no-audit --no-fund --loglevel=error "node-linux-$narch@$nver") >&2
+  fi
+  [[ -x "$node20" ]] || { log "Node.js $nver did not install into $ndir"; exit 1; }
 fi
 
 lock=$here/markdownlint/package-lock.json
@@ -42,4 +57,11 @@ if [[ ! -x "$bin" ]]; then
   # Another install may have finished first: its copy is as good.
   mv -T "$tmp" "$dir" 2>/dev/null || true
 fi
-echo "$bin"
+if [[ -n "$node20" ]]; then
+  wrapper=$dir/markdownlint-cli2-node20
+  printf '#!/bin/sh\nexec %q %q "$@"\n' "$node20" "$bin" >"$wrapper.$$"
+  chmod +x "$wrapper.$$" && mv -f "$wrapper.$$" "$wrapper"
+  echo "$wrapper"
+else
+  echo "$bin"
+fi
