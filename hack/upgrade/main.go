@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -59,22 +58,16 @@ func main() {
 }
 
 func run(ctx context.Context, cfg upgrade.Config) error {
-	root := testenv.RepoRoot()
-	prev, err := upgrade.PreviousRelease(root)
-	if err != nil {
-		return err
-	}
 	dir, err := os.MkdirTemp("", "edgeplane-upgrade-bin")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	if cfg.From, err = upgrade.Built(root, prev.Commit, prev.Version, filepath.Join(dir, "from")); err != nil {
+	prev, from, to, err := upgrade.Versions(testenv.RepoRoot(), dir)
+	if err != nil {
 		return err
 	}
-	if cfg.To, err = upgrade.Built(root, "", prev.Next(), filepath.Join(dir, "to")); err != nil {
-		return err
-	}
+	cfg.From, cfg.To = from, to
 	res, err := upgrade.Run(ctx, cfg)
 	if err != nil {
 		return err

@@ -17,7 +17,6 @@ limitations under the License.
 package chaos_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"testing"
@@ -44,10 +43,7 @@ func TestFailover(t *testing.T) {
 	// No deadline of its own: the run ends with go test's -timeout, a
 	// minute early, so that it stops its processes and says what it
 	// waited for rather than panicking.
-	ctx, cancel := context.WithCancel(context.Background())
-	if deadline, ok := t.Deadline(); ok {
-		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
-	}
+	ctx, cancel := testenv.Context(t)
 	defer cancel()
 	// The lease is kube-controller-manager's default: a leader that a
 	// busy machine slows for a few seconds keeps it, and only the kills

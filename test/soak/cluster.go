@@ -172,17 +172,11 @@ func (r *run) start(ctx context.Context) error {
 			return err
 		}
 	}
-	wait, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	if err := procs.WaitFor(wait, "both managers ready and one leading", 200*time.Millisecond, func() (bool, error) {
-		if !r.managers.Ready(ctx, 0) || !r.managers.Ready(ctx, 1) {
-			return false, nil
-		}
-		_, err := r.managers.Leader(ctx)
-		return err == nil, nil
-	}); err != nil {
+	if err := r.managers.WaitReady(ctx, r.cfg.Timeout); err != nil {
 		return err
 	}
+	wait, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
 	replicaAddr, err := testenv.FreeAddr()
 	if err != nil {
 		return err

@@ -55,37 +55,43 @@ func PreviousRelease(root string) (Release, error) {
 	return last, nil
 }
 
-// Next is the version the working tree's binaries are stamped with in
-// an upgrade run from r: r's, with build metadata that sets it apart.
-func (r Release) Next() string { return r.Version + "+next" }
-
-// Built builds the manager and the agent of root's tree at commit (the
-// working tree when commit is empty) into dir, stamped with version as
-// make release stamps them; the tree of a commit is taken from git
-// history into dir/src.
-func Built(root, commit, version, dir string) (Version, error) {
-	bin, crds, err := build(root, commit, version, dir)
-	return Version{Name: version, Bin: bin, CRDs: crds}, err
+// Versions builds, into dir, the manager and the agent of the previous
+// release (the newest in root's hack/releases.tsv, from its commit in git
+// history) and of root's working tree, stamped with the release's version
+// and with it plus "+next", as make release stamps them; each with the
+// CRDs of its tree.
+func Versions(root, dir string) (prev Release, from, to Version, err error) {
+	if prev, err = PreviousRelease(root); err != nil {
+		return prev, from, to, err
+	}
+	if from, err = built(root, prev.Commit, prev.Version, filepath.Join(dir, "from")); err != nil {
+		return prev, from, to, err
+	}
+	to, err = built(root, "", prev.Version+"+next", filepath.Join(dir, "to"))
+	return prev, from, to, err
 }
 
-func build(root, commit, version, dir string) (bin, crds string, err error) {
+// built builds the manager and the agent of root's tree at commit (the
+// working tree when commit is empty) into dir/bin, stamped with version;
+// the tree of a commit is taken from git history into dir/src.
+func built(root, commit, version, dir string) (Version, error) {
 	src := root
 	if commit != "" {
 		src = filepath.Join(dir, "src")
 		if err := os.MkdirAll(src, 0o755); err != nil {
-			return "", "", err
+			return Version{}, err
 		}
 		archive := exec.Command("bash", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "archive", root, commit, src)
 		if out, err := archive.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("taking %s from git history: %w\n%s", commit, err, out)
+			return Version{}, fmt.Errorf("taking %s from git history: %w\n%s", commit, err, out)
 		}
 	}
-	bin = filepath.Join(dir, "bin")
+	bin := filepath.Join(dir, "bin")
 	ldflags := "-X github.com/edgeplane/edgeplane/internal/version.version=" + version
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin+"/", "./cmd/manager", "./cmd/edge-agent")
 	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("building %s: %w\n%s", version, err, out)
+		return Version{}, fmt.Errorf("building %s: %w\n%s", version, err, out)
 	}
-	return bin, filepath.Join(src, "config", "crd", "bases"), nil
+	return Version{Name: version, Bin: bin, CRDs: filepath.Join(src, "config", "crd", "bases")}, nil
 }

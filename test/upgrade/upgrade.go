@@ -287,7 +287,7 @@ func (r *run) startFleet(ctx context.Context, env *envtest.Environment, cfg *res
 			return err
 		}
 	}
-	if err := r.waitManagers(ctx); err != nil {
+	if err := r.mgrs.WaitReady(ctx, r.cfg.Timeout); err != nil {
 		return err
 	}
 	if r.hubs, err = hubs.Start(ctx, r.c, hubs.Options{Bin: old, Dir: r.dir, Kubeconfig: kubeconfig, Replicas: 2}); err != nil {
@@ -335,22 +335,6 @@ func (r *run) startFleet(ctx context.Context, env *envtest.Environment, cfg *res
 		return err
 	}
 	return r.startAgent(ctx, "real", r.cfg.From)
-}
-
-// waitManagers waits until both managers have synced and one leads.
-func (r *run) waitManagers(ctx context.Context) error {
-	wait, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	var seen string
-	if err := procs.WaitFor(wait, "both managers ready and one leading", 200*time.Millisecond, func() (bool, error) {
-		ready0, ready1 := r.mgrs.Ready(ctx, 0), r.mgrs.Ready(ctx, 1)
-		_, err := r.mgrs.Leader(ctx)
-		seen = fmt.Sprintf("replica 0 ready %v, replica 1 ready %v, leader: %v", ready0, ready1, err)
-		return ready0 && ready1 && err == nil, nil
-	}); err != nil {
-		return fmt.Errorf("%w; last seen: %s", err, seen)
-	}
-	return nil
 }
 
 // startAgent starts the agent of a group of nodes (sim, lag or real) of
@@ -475,7 +459,7 @@ func (r *run) steps(s *sampler, f *facadeReader) []step {
 			if err := r.mgrs.Replace(i, filepath.Join(to.Bin, "manager"), 30*time.Second); err != nil {
 				return err
 			}
-			if err := r.waitManagers(ctx); err != nil {
+			if err := r.mgrs.WaitReady(ctx, r.cfg.Timeout); err != nil {
 				return err
 			}
 			f.serve(i, true)

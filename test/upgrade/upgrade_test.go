@@ -17,10 +17,8 @@ limitations under the License.
 package upgrade_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,17 +38,7 @@ import (
 // previous agent must serve the rollout to the end.
 func TestUpgrade(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard()) // the binaries log to their own files
-	root := testenv.RepoRoot()
-	prev, err := upgrade.PreviousRelease(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	from, err := upgrade.Built(root, prev.Commit, prev.Version, filepath.Join(tmp, "from"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	to, err := upgrade.Built(root, "", prev.Next(), filepath.Join(tmp, "to"))
+	prev, from, to, err := upgrade.Versions(testenv.RepoRoot(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +47,8 @@ func TestUpgrade(t *testing.T) {
 		fmt.Printf("upgrade without a real node: %s=1\n", testenv.SkipEngineVar)
 		engine = ""
 	}
-	// No deadline of its own: the run ends with go test's -timeout, a
-	// minute early, so that it stops its processes and says what it
-	// waited for rather than panicking.
-	ctx, cancel := context.WithCancel(context.Background())
-	if deadline, ok := t.Deadline(); ok {
-		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
-	}
+	// No deadline of its own: the run ends with go test's -timeout.
+	ctx, cancel := testenv.Context(t)
 	defer cancel()
 	// The rollout outlasts the seven steps: each simulated node pulls
 	// the new image for 20 s, and the waves wait on the pulls.

@@ -129,15 +129,10 @@ func Start(ctx context.Context, c client.Client, o Options) (*Hubs, error) {
 	// Every replica listens (it publishes its info just before), so that
 	// the first join does not meet one still starting.
 	if err := procs.WaitFor(wait, "the hub replicas listening and the hub's info", 200*time.Millisecond, func() (bool, error) {
-		for i, addr := range h.Addrs {
-			if cmd := h.cmd(i); cmd.ProcessState != nil {
-				return false, fmt.Errorf("hub replica %d exited: %s (see %s)", i, cmd.ProcessState, h.logs[i])
+		for i := range h.Addrs {
+			if ok, err := h.listening(i); !ok || err != nil {
+				return false, err
 			}
-			conn, err := net.DialTimeout("tcp", addr, time.Second)
-			if err != nil {
-				return false, nil
-			}
-			_ = conn.Close()
 		}
 		return c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: hubapi.InfoConfigMap}, info) == nil, nil
 	}); err != nil {
@@ -240,16 +235,22 @@ func (h *Hubs) Replace(ctx context.Context, i int, bin string) error {
 		return err
 	}
 	return procs.WaitFor(ctx, fmt.Sprintf("hub replica %d listening on %s", i, h.Addrs[i]), 100*time.Millisecond, func() (bool, error) {
-		if cmd := h.cmd(i); procs.Exited(cmd.Process.Pid) {
-			return false, fmt.Errorf("hub replica %d exited (see %s)", i, h.logs[i])
-		}
-		conn, err := net.DialTimeout("tcp", h.Addrs[i], time.Second)
-		if err != nil {
-			return false, nil
-		}
-		_ = conn.Close()
-		return true, nil
+		return h.listening(i)
 	})
+}
+
+// listening says whether replica i accepts connections; an error when it
+// exited.
+func (h *Hubs) listening(i int) (bool, error) {
+	if cmd := h.cmd(i); procs.Exited(cmd.Process.Pid) {
+		return false, fmt.Errorf("hub replica %d exited (see %s)", i, h.logs[i])
+	}
+	conn, err := net.DialTimeout("tcp", h.Addrs[i], time.Second)
+	if err != nil {
+		return false, nil
+	}
+	_ = conn.Close()
+	return true, nil
 }
 
 // Stop stops every replica and the balancer.

@@ -131,6 +131,23 @@ func (m *Replicas) Ready(ctx context.Context, i int) bool {
 	return testenv.Ready(ctx, m.Probes[i])
 }
 
+// WaitReady waits until both replicas' caches have synced and one leads,
+// for at most timeout; an error says what it last saw.
+func (m *Replicas) WaitReady(ctx context.Context, timeout time.Duration) error {
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var seen string
+	if err := procs.WaitFor(wait, "both managers ready and one leading", 200*time.Millisecond, func() (bool, error) {
+		ready0, ready1 := m.Ready(ctx, 0), m.Ready(ctx, 1)
+		_, err := m.Leader(ctx)
+		seen = fmt.Sprintf("replica 0 ready %v, replica 1 ready %v, leader: %v", ready0, ready1, err)
+		return ready0 && ready1 && err == nil, nil
+	}); err != nil {
+		return fmt.Errorf("%w; last seen: %s", err, seen)
+	}
+	return nil
+}
+
 // Leader finds the replica that leads.
 func (m *Replicas) Leader(ctx context.Context) (int, error) {
 	return testenv.Leader(ctx, m.Metrics[:])

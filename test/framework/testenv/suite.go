@@ -108,6 +108,16 @@ func RunSpecs(t *testing.T, description string) bool {
 	return ginkgo.RunSpecs(t, description, suite, reporter)
 }
 
+// Context is a run's context in a test: it ends a minute before go test's
+// -timeout, so that a run waiting on its processes stops them and says
+// what it waited for, where the timeout would panic without a cleanup.
+func Context(t *testing.T) (context.Context, context.CancelFunc) {
+	if deadline, ok := t.Deadline(); ok {
+		return context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
+	}
+	return context.WithCancel(context.Background())
+}
+
 // cleanupMargin is the time a timed-out suite keeps for its cleanup: each
 // envtest server may take its stop timeout, and an engine its stop.
 const cleanupMargin = 4 * time.Minute
