@@ -203,7 +203,7 @@ scale: build ## The scale run: NODES simulated nodes (1,000) and SERVICES dynami
 		--title "The scale run at $(NODES) nodes$(if $(filter wide,$(PROFILE)),$(comma) wide)$(if $(REST_ONLY),$(comma) at rest only)$(if $(filter 0 false,$(HUB)),$(comma) direct mode)" \
 		--command "make scale$(call given,NODES SERVICES CONCURRENCY PROFILES REPLICA OUTAGE CONSOLE AGENT_WATCHES PROFILE CONVERGE_WITHIN TIMEOUT WRITE_COST HUB KILL_HUB REST_ONLY REST_WINDOW DEVICES_NICE BALANCER STAGES)" \
 		--intro "$(NODES) simulated nodes $(if $(filter 0 false,$(HUB)),straight to kube-apiserver with Leases (direct mode),through two edge hub replicas)$(if $(REST_ONLY),$(comma) at rest only,$(comma) then $(if $(filter wide,$(PROFILE)),5 services of one instance per node,$(SERVICES) dynamic services of 2 instances)). A table per kind of line the run printed: join: the joins through the hub, online: every node brought online, rest: at rest, projection: those figures projected to 100$(comma)000 nodes (memory from its growth per node over the run's baseline; CPU at rest and the time online in proportion to the nodes$(comma) an upper bound where a cost is fixed), scale: the services until every instance ran, curve: the point of make scale-curve, and those its parameters add." -- \
-		go run ./hack/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(WRITE_COST),--write-cost) $(if $(HUB),--hub=$(HUB)) $(if $(KILL_HUB),--kill-hub) $(if $(REST_ONLY),--rest-only) $(if $(REST_WINDOW),--rest-window $(REST_WINDOW)) $(if $(DEVICES_NICE),--devices-nice $(DEVICES_NICE)) $(if $(BALANCER),--balancer $(BALANCER)) $(if $(STAGES),--stages)
+		go run ./test/perf/scale --nodes $(NODES) --services $(SERVICES) --concurrency $(CONCURRENCY) $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPLICA),--replica) $(if $(OUTAGE),--outage $(OUTAGE)) $(if $(CONSOLE),--console) $(if $(AGENT_WATCHES),--agent-watches=$(AGENT_WATCHES)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(WRITE_COST),--write-cost) $(if $(HUB),--hub=$(HUB)) $(if $(KILL_HUB),--kill-hub) $(if $(REST_ONLY),--rest-only) $(if $(REST_WINDOW),--rest-window $(REST_WINDOW)) $(if $(DEVICES_NICE),--devices-nice $(DEVICES_NICE)) $(if $(BALANCER),--balancer $(BALANCER)) $(if $(STAGES),--stages)
 
 .PHONY: chaos
 chaos: build ## The chaos run: 50 services, 1,000 spec changes, each leading manager killed once it led 6 s; prints duplicates, missing versions and convergence time (chaos: ...), into docs/figures/chaos.md.
@@ -250,7 +250,7 @@ scale-curve: build ## The scale run at each of SIZES nodes (250,500,1000,2000,50
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/scale-curve.md --title "The scale curve" \
 		--command "make scale-curve$(call given,SIZES OUT CONVERGE_WITHIN HUB)" \
 		--intro "The scale run at each of $(SIZES) nodes, 5 services of 2 instances per node, $(if $(filter 0 false,$(HUB)),straight to kube-apiserver (direct mode),through two edge hub replicas): a table per kind of line the runs printed (curve: each size's summary; join:, online:, rest:, projection:, writecost:, converged:, scale: the lines of each size's run, as make scale prints them), a row per size in the order of SIZES (NaN: not measured in this mode, or not converged within the time given). The CSV and plots of every size measured are in $(OUT)." -- \
-		go run ./hack/scalecurve --sizes $(SIZES) --out $(OUT) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(HUB),--hub=$(HUB))
+		go run ./test/perf/scalecurve --sizes $(SIZES) --out $(OUT) $(if $(CONVERGE_WITHIN),--converge-within $(CONVERGE_WITHIN)) $(if $(HUB),--hub=$(HUB))
 
 # make scale-curve's node counts and output directory.
 SIZES ?= 250,500,1000,2000,5000
@@ -260,23 +260,23 @@ OUT ?= dist/scale-curve
 gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=; into docs/figures/gateway-sim.md
 	$(FIGURES) --page docs/figures/gateway-sim.md --title "The heartbeat gateway, simulated" --command "make gateway-sim" \
 		--intro "A fleet's heartbeat trace replayed through a heartbeat gateway (internal/heartbeat), for 1,000 to 100,000 nodes: its API writes against those of Lease renewals, and how long it takes to detect a node gone." -- \
-		go run ./hack/gatewaysim
+		go run ./test/perf/gatewaysim
 
 .PHONY: scale-peer
 scale-peer: build ## The same workload on edgeplane (the scale run, through the hub unless HUB=0) and on plain Kubernetes (kube-controller-manager, kube-scheduler and kwok nodes, built by hack/peer-assets.sh at the version of kube-apiserver) on the same kube-apiserver and etcd with the same flags, one after the other, PAIRS pairs (3) at NODES nodes (1,000; 5 services or Deployments x 2 per node); lines: scale: ... (edgeplane's); peer: system=kubernetes nodes= instances= success_s= apiserver_cpu_s= apiserver_cpu_ms_per_instance= writes_per_instance= writes_per_instance_with_leases= rest_apiserver_cpu_ms_per_node_s=; after each pair compare: pair= nodes= edgeplane_success_s= peer_success_s= time_ratio= edgeplane_apiserver_cpu_ms_per_instance= peer_apiserver_cpu_ms_per_instance= cpu_ratio= edgeplane_writes_per_instance= peer_writes_per_instance= writes_ratio= (edgeplane over Kubernetes); at the end summary: pairs= nodes= time_ratio_median= _min= _max= cpu_ratio_... writes_ratio_...; each side's kube-apiserver CPU during convergence by the stage of the work (apiserver_stages: system= ...); the pairs' figures into docs/figures/scale-peer-NODES.md (when both sides ran); ONLY=peer or ONLY=edgeplane runs one side; edgeplane's side runs without the facade's readers (the peer has none); TIMEOUT (40m) per run; logs into dist/scale-peer
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" PEER_ASSETS="$$(hack/peer-assets.sh)" go run ./hack/scalepeer --nodes $(or $(NODES),1000) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(HUB),--hub=$(HUB)) $(if $(ONLY),--only $(ONLY)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) --figures docs/figures/scale-peer-$(or $(NODES),1000).md
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" PEER_ASSETS="$$(hack/peer-assets.sh)" go run ./test/perf/scalepeer --nodes $(or $(NODES),1000) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(HUB),--hub=$(HUB)) $(if $(ONLY),--only $(ONLY)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) --figures docs/figures/scale-peer-$(or $(NODES),1000).md
 
 .PHONY: channel-cost
 channel-cost: ## The server's cost per device heartbeat for NODES devices (1,000), each on its own mutual-TLS connection with its own certificate, beating every 10 s, two ways one after the other: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc); the server in its own process, its CPU measured over 60 s once every device has beaten; a line per way: channel: way= nodes= beats= server_cpu_ms_per_beat= server_cpu_ms_per_node_s= server_rss_mib= server_kib_per_node= client_cpu_ms_per_beat= connect_s= errors= (errors must be 0); into docs/figures/channel-cost.md
 	$(FIGURES) --page docs/figures/channel-cost.md --title "The cost of a heartbeat channel" --command "make channel-cost$(call given,NODES)" \
 		--intro "The server's cost per device heartbeat for $(NODES) devices, each on its own mutual-TLS connection beating every 10 s, two ways: HTTP/2 Lease renewals as through the edge hub (http), and a gRPC bidirectional stream per device (grpc)." -- \
-		go run ./hack/channelcost $(if $(NODES),--nodes $(NODES))
+		go run ./test/perf/channelcost $(if $(NODES),--nodes $(NODES))
 
 .PHONY: watch-cost
 watch-cost: ## kube-apiserver's CPU per write with WATCHERS agents watching (250,1000,5000), two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name; a line per size and way: watchcost: way= watchers= writes= delivered= apiserver_cpu_ms_per_write=; into docs/figures/watch-cost.md
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/watch-cost.md --title "The cost of the agents' watches" --command "make watch-cost$(call given,WATCHERS)" \
 		--intro "kube-apiserver's CPU per write with $(WATCHERS) agents watching, two ways: each agent's watch of the EdgeServices labelled for its node, and of one object by name." -- \
-		go run ./hack/watchcost --watchers $(WATCHERS)
+		go run ./test/perf/watchcost --watchers $(WATCHERS)
 
 WATCHERS ?= 250,1000,5000
 
@@ -284,7 +284,7 @@ WATCHERS ?= 250,1000,5000
 report-cost: ## kube-apiserver's CPU per agent report (a node's status write) for CONTAINERS containers on the node (6,50), written as the agent writes it (a server-side apply) and, for comparison, as a JSON merge patch; a line per size and way: reportcost: way= containers= reports= apiserver_cpu_ms_per_report= object_bytes= managed_fields_bytes=; into docs/figures/report-cost.md
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/report-cost.md --title "The cost of an agent's report" --command "make report-cost$(call given,CONTAINERS)" \
 		--intro "kube-apiserver's CPU per agent report (a node's status write) for $(CONTAINERS) containers on the node, written as the agent writes it (a server-side apply) and, for comparison, as a JSON merge patch." -- \
-		bash -ec "go run ./hack/reportcost --containers $(CONTAINERS) --way apply; go run ./hack/reportcost --containers $(CONTAINERS) --way merge"
+		bash -ec "go run ./test/perf/reportcost --containers $(CONTAINERS) --way apply; go run ./test/perf/reportcost --containers $(CONTAINERS) --way merge"
 
 CONTAINERS ?= 6,50
 
@@ -292,7 +292,7 @@ CONTAINERS ?= 6,50
 bench-aggregated: build ## The facade both ways in, side by side on one kube-apiserver configured for aggregation with NODES EdgeNodes (1,000): direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10); last line: aggbench: nodes= conns= direct_rps= direct_p99_ms= aggregated_rps= aggregated_p99_ms= trivial_rps= trivial_p99_ms= aggregated_vs_trivial=; into docs/figures/bench-aggregated.md
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench-aggregated.md --title "The facade both ways in" --command "make bench-aggregated$(call given,NODES)" \
 		--intro "The facade side by side on one kube-apiserver configured for aggregation with $(or $(NODES),1000) EdgeNodes: direct, through its APIService, and a trivial aggregated backend; 32 connections on the node list (pageSize 10)." -- \
-		go run ./hack/aggbench --nodes $(or $(NODES),1000)
+		go run ./test/perf/aggbench --nodes $(or $(NODES),1000)
 
 .PHONY: outage
 outage: ## The API server stopped (SIGSTOP) for 60 s under the manager and facade: reads answer from the cache, writes 503 within 4 s, no growth, convergence after (outage: ...), into docs/figures/outage.md.
@@ -310,7 +310,7 @@ SLOW_PULL ?= 2m
 bench-agent: build ## The agent on Podman and Docker Engine next to the simulator: spec change to running (p50, max), RSS and CPU with 20 containers, into docs/figures/bench-agent.md.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench-agent.md --title "The agent on real engines" --command "make bench-agent" \
 		--intro "The agent on Podman and Docker Engine next to the simulator: a spec change to running (p50, p90, max of 20), 20 images pulled at once with one pull stalled, and the first engine's agent's RSS and CPU with 20 containers." -- \
-		go run ./hack/agentbench --changes 20 --containers 20
+		go run ./test/perf/agentbench --changes 20 --containers 20
 
 .PHONY: bench
 bench: ## Run the benchmarks on envtest and print their figures, into docs/figures/bench.md.

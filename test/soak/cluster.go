@@ -288,7 +288,7 @@ func (r *run) startAgents(ctx context.Context) error {
 		if err != nil {
 			return nil, "", err
 		}
-		// As hack/scale runs it: reports at most every 2 s, containers
+		// As test/perf/scale runs it: reports at most every 2 s, containers
 		// running a second after they are created.
 		cmd, err := procs.Start(ctx, r.logs, name, filepath.Join(r.cfg.Bin, "edge-agent"), "--hub-identities", ids, "--runtime", "sim",
 			"--nodes", strconv.Itoa(n), "--node-prefix", prefix, "--types", "linux", "--renew-interval", "10s", "--metrics-interval", "60s",

@@ -112,7 +112,7 @@ func (r *run) cut(ctx context.Context, n int) error {
 }
 
 // pauseAPIServer stops kube-apiserver (SIGSTOP) for PauseFor, as a WAN
-// outage looks to every component at once (hack/scale's outage).
+// outage looks to every component at once (test/perf/scale's outage).
 func (r *run) pauseAPIServer(ctx context.Context) error {
 	if err := procs.Pause(ctx, r.apiserverPID); err != nil {
 		_ = procs.Resume(r.apiserverPID)

@@ -18,7 +18,7 @@ package main
 
 import "os"
 
-// The same audit log as hack/scale's, so that kube-apiserver does the same
+// The same audit log as test/perf/scale's, so that kube-apiserver does the same
 // work per write on both sides: one line per request that writes.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -30,7 +30,7 @@ rules:
 `
 
 // writeAuditPolicy writes the policy into dir and returns the API server
-// flags that turn the audit log on, as hack/scale/audit.go does.
+// flags that turn the audit log on, as test/perf/scale/audit.go does.
 func writeAuditPolicy(dir string) (map[string]string, error) {
 	policy := dir + "/audit-policy.yaml"
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command scalecurve is make scale-curve: the scale run (hack/scale),
+// Command scalecurve is make scale-curve: the scale run (test/perf/scale),
 // through the edge hub unless --hub=false, at each of SIZES nodes, services scaled with the nodes (5 per node, 2
 // instances each), one run after another. It prints each run's curve line
 // as it comes, and writes them as curve.csv and one SVG plot per figure
@@ -84,7 +84,7 @@ func main() {
 	out := flag.String("out", "dist/scale-curve", "Directory of curve.csv, the plots and each run's log.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries.")
 	within := flag.Duration("converge-within", 30*time.Minute, "How long each size may take for every instance; a size the machine cannot converge in that time is a point without success_s (NaN), its other figures kept.")
-	viaHub := flag.Bool("hub", true, "Run the fleet through the edge hub (hack/scale --hub); false: straight to the API server (direct mode). Points of both modes are kept apart in curve.csv and plotted side by side.")
+	viaHub := flag.Bool("hub", true, "Run the fleet through the edge hub (test/perf/scale --hub); false: straight to the API server (direct mode). Points of both modes are kept apart in curve.csv and plotted side by side.")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -99,8 +99,8 @@ func run(ctx context.Context, sizes string, perNode int, out, bin string, within
 		return err
 	}
 	scale := filepath.Join(out, "scale")
-	if b, err := exec.Command("go", "build", "-o", scale, "./hack/scale").CombinedOutput(); err != nil {
-		return fmt.Errorf("building hack/scale: %v\n%s", err, b)
+	if b, err := exec.Command("go", "build", "-o", scale, "./test/perf/scale").CombinedOutput(); err != nil {
+		return fmt.Errorf("building test/perf/scale: %v\n%s", err, b)
 	}
 	// The points of sizes not run again are kept, so that one size can be
 	// measured again on its own.

@@ -63,7 +63,7 @@ const (
 // keeps other pods off them, as kwok's documentation sets its nodes up.
 const kwokAnnotation = "kwok.x-k8s.io/node"
 
-// clientQPS is the peer's controllers' client rate: hack/scale's
+// clientQPS is the peer's controllers' client rate: test/perf/scale's
 // --manager-qps default, edgeplane's manager's rate (burst twice that).
 // The same for both sides is the fair setting. kube-controller-manager's
 // default is 20; kube-scheduler's is 50, and its binds alone, one per pod,
@@ -88,7 +88,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		return result{}, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	// The control plane exactly as hack/scale starts it: envtest's flags
+	// The control plane exactly as test/perf/scale starts it: envtest's flags
 	// and the same audit log.
 	auditArgs, err := writeAuditPolicy(dir)
 	if err != nil {
@@ -223,7 +223,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		return result{}, err
 	}
 	began := time.Now()
-	// kube-apiserver's CPU by stage until every pod runs, as hack/scale
+	// kube-apiserver's CPU by stage until every pod runs, as test/perf/scale
 	// --stages splits edgeplane's.
 	stagesDone, stages := make(chan struct{}), make(chan string, 1)
 	go func() {
@@ -235,7 +235,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	}()
 	stopStages := sync.OnceFunc(func() { close(stagesDone) })
 	defer stopStages()
-	// 16 workers at the client's 1,000 requests/s, as hack/scale creates
+	// 16 workers at the client's 1,000 requests/s, as test/perf/scale creates
 	// its services.
 	if err := createAll(ctx, c, deployments, deployment); err != nil {
 		return result{}, fmt.Errorf("creating Deployments: %w", err)
@@ -275,7 +275,7 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	}
 	fmt.Printf("plain Kubernetes: CPU other processes on the machine used meanwhile: %.2f cores\n", max(0, others.Seconds()/took.Seconds()))
 	api := cpuAfter["kube-apiserver"] - cpuBefore["kube-apiserver"]
-	// Beyond rest, as hack/scale splits it: what the Deployments cost.
+	// Beyond rest, as test/perf/scale splits it: what the Deployments cost.
 	beyond := api.Seconds() - restAPI.Seconds()/restWindow.Seconds()*took.Seconds()
 	fmt.Printf("plain Kubernetes: kube-apiserver CPU for the Deployments: %.1f s beyond rest, %.2f ms per instance\n", beyond, beyond*1000/float64(instances))
 	fmt.Printf("plain Kubernetes: API writes from the first create until every pod ran, by verb and resource (apiserver_request_total):%s\n",

@@ -32,14 +32,14 @@ import (
 	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
-// buildScale builds hack/scale once into dir, so that every pair runs the
+// buildScale builds test/perf/scale once into dir, so that every pair runs the
 // same binary and no run's time includes a compile.
 func buildScale(ctx context.Context, dir string) (string, error) {
 	scale := filepath.Join(dir, "scale")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", scale, "./hack/scale")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", scale, "./test/perf/scale")
 	cmd.Dir = testenv.RepoRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building hack/scale: %v\n%s", err, b)
+		return "", fmt.Errorf("building test/perf/scale: %v\n%s", err, b)
 	}
 	return scale, nil
 }
@@ -52,7 +52,7 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 		return result{}, err
 	}
 	defer func() { _ = log.Close() }()
-	// hack/scale stops itself at --timeout; the context is the backstop.
+	// test/perf/scale stops itself at --timeout; the context is the backstop.
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, scale, "--nodes", strconv.Itoa(nodes), "--services", strconv.Itoa(5*nodes),
@@ -94,7 +94,7 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 	return r, err
 }
 
-// parseScaleLine reads hack/scale's last line, as
+// parseScaleLine reads test/perf/scale's last line, as
 // "scale: nodes=1000 instances=10000 success_s=297.5 writes_per_instance=4.66 ...
 // apiserver_cpu_s=280.5 apiserver_cpu_ms_per_instance=28.05"; keys it does
 // not know are skipped, those compared must be there.

@@ -23,7 +23,7 @@ import (
 )
 
 // isWrite says whether a key of testenv.APIRequests ("PATCH pods/status")
-// is a write, as hack/scale counts them.
+// is a write, as test/perf/scale counts them.
 func isWrite(key string) bool {
 	switch verb, _, _ := strings.Cut(key, " "); verb {
 	case "POST", "PUT", "PATCH", "APPLY", "DELETE":

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command scalepeer is make scale-peer: the same workload on edgeplane (the
-// scale run, hack/scale) and on plain Kubernetes (kube-controller-manager,
+// scale run, test/perf/scale) and on plain Kubernetes (kube-controller-manager,
 // kube-scheduler and kwok's simulated nodes), on the same kube-apiserver
 // and etcd binaries with the same flags, one after the other, in pairs. It
 // prints each run's line, after each pair the ratios (compare: ...), and
@@ -49,7 +49,7 @@ type result struct {
 	nodes, instances int
 	successS         float64
 	// apiserverCPUS is kube-apiserver's CPU over that window, all of it
-	// (the rest's share included, as hack/scale reports it).
+	// (the rest's share included, as test/perf/scale reports it).
 	apiserverCPUS     float64
 	cpuMsPerInstance  float64
 	writesPerInstance float64 // Leases excluded
@@ -64,10 +64,10 @@ type result struct {
 func main() {
 	nodes := flag.Int("nodes", 1000, "Nodes; each run places 5 per node of 2 instances (EdgeServices of factor 2, or Deployments of 2 replicas).")
 	pairs := flag.Int("pairs", 3, "Pairs of runs, edgeplane's then the peer's.")
-	viaHub := flag.Bool("hub", true, "Passed to hack/scale: edgeplane's fleet through the edge hub; false: straight to the API server.")
+	viaHub := flag.Bool("hub", true, "Passed to test/perf/scale: edgeplane's fleet through the edge hub; false: straight to the API server.")
 	only := flag.String("only", "both", "both, or one side alone: peer or edgeplane (no compare lines).")
 	timeout := flag.Duration("timeout", 40*time.Minute, "Give up on one run after this long.")
-	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries (make build), for hack/scale.")
+	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries (make build), for test/perf/scale.")
 	out := flag.String("out", "dist/scale-peer", "Directory of each run's logs.")
 	figuresPath := flag.String("figures", "", "Write the pairs' figures as a Markdown page here (docs/figures), when both sides ran.")
 	flag.Parse()
@@ -123,7 +123,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 		var ep, peer result
 		if only != "peer" {
 			logFile := filepath.Join(out, fmt.Sprintf("edgeplane-%d-pair%d.log", nodes, k))
-			fmt.Fprintf(os.Stderr, "pair %d: edgeplane's run (hack/scale), its output in %s\n", k, logFile)
+			fmt.Fprintf(os.Stderr, "pair %d: edgeplane's run (test/perf/scale), its output in %s\n", k, logFile)
 			if ep, err = runEdgeplane(ctx, scale, bin, nodes, viaHub, timeout, logFile); err != nil {
 				return nil, fmt.Errorf("pair %d, edgeplane (log %s): %w", k, logFile, err)
 			}
