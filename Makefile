@@ -43,11 +43,11 @@ docs: ## Generate docs/reference from the code: api.md from the API types (crd-r
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.
-	go fmt ./...
+	go fmt $(PACKAGES)
 
 .PHONY: vet
 vet: ## Run go vet against code.
-	go vet ./...
+	go vet $(PACKAGES)
 
 .PHONY: envtest
 envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run against.
@@ -56,7 +56,11 @@ envtest: ## Build (once) the kube-apiserver, etcd and kubectl that tests run aga
 .PHONY: test
 test: vet ## Run every test: schema, generated-code drift, controllers, facade, agents on real engines (envtest), then each fuzz test for 3,000 executions, then a check that no process the run started is left.
 	@[[ "$${EDGEPLANE_SKIP_ENGINE:-}" != 1 ]] || echo "EDGEPLANE_SKIP_ENGINE=1: the real-engine suites (test/e2e/engine/...) are skipped"
-	TEST_PARALLEL="$(TEST_PARALLEL)" SLOW_SUITES="$(SLOW_SUITES)" MAKE="$(MAKE)" hack/test.sh
+	TEST_PARALLEL="$(TEST_PARALLEL)" SLOW_SUITES="$(SLOW_SUITES)" TEST_PACKAGES="$(or $(TEST_PACKAGES),$(PACKAGES))" MAKE="$(MAKE)" hack/test.sh
+
+# Every package of the three modules go.work joins: the product (./...)
+# and the harnesses (hack/, test/), which ./... does not reach.
+PACKAGES = ./... ./hack/... ./test/...
 
 # Test packages run at once; empty: one per core, fewer when memory is
 # short (hack/test.sh).

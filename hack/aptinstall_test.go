@@ -25,7 +25,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // fakeApt is a PATH holding apt-get and dpkg-query stand-ins over a

@@ -29,8 +29,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/crdcompat"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // releasesFile records the commit each release was cut from

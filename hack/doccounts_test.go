@@ -25,7 +25,7 @@ import (
 	"testing"
 
 	"github.com/edgeplane/edgeplane/internal/agent"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // numberWords are the counts the docs spell out.

@@ -35,7 +35,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/edgeplane/edgeplane/hack/docs/reference"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // TestMarkdownLinks parses every Markdown file of the repository and fails

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // generated reports whether controller-gen writes the file at a path

@@ -17,12 +17,14 @@ limitations under the License.
 package hack
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 const module = "github.com/edgeplane/edgeplane"
@@ -32,9 +34,11 @@ var product = []string{"api", "cmd", "controllers", "apiserver", "internal"}
 
 // harness reports whether a package is test or development machinery: the
 // test framework, suites and chaos runs under test/, the tools under hack/,
-// and the test libraries they are built on.
+// the product suites' own support under internal/test/, and the test
+// libraries they are built on.
 func harness(pkg string) bool {
 	return strings.HasPrefix(pkg, module+"/test/") || strings.HasPrefix(pkg, module+"/hack/") ||
+		strings.HasPrefix(pkg, module+"/internal/test/") ||
 		strings.HasPrefix(pkg, "github.com/onsi/") ||
 		strings.HasPrefix(pkg, "sigs.k8s.io/controller-runtime/pkg/envtest")
 }
@@ -61,6 +65,9 @@ func TestProductImportsNoHarness(t *testing.T) {
 		if !slices.ContainsFunc(product, func(p string) bool { return strings.HasPrefix(pkg, module+"/"+p) }) {
 			t.Errorf("go list named %s, outside the product folders", pkg)
 		}
+		if harness(pkg) {
+			continue // internal/test: the suites' support, linked by tests only
+		}
 		seen++
 		for _, d := range deps {
 			if harness(d) {
@@ -83,5 +90,50 @@ func TestGoFilesAreFormatted(t *testing.T) {
 	}
 	if files := strings.TrimSpace(string(out)); files != "" {
 		t.Errorf("not gofmt-formatted (run gofmt -w):\n%s", files)
+	}
+}
+
+// modules are the folders of the modules go.work joins: the product and
+// the harnesses beside it (docs/design/0032-harnesses-in-modules-of-their-own.md).
+var modules = []string{".", "hack", "test"}
+
+// TestProductModuleStandsAlone lists what the shipped binaries link with
+// the workspace off and on: the product module builds without either
+// harness module, and the suites, which run in the workspace, build the
+// binaries from the module versions that ship (go work sync keeps them
+// so).
+func TestProductModuleStandsAlone(t *testing.T) {
+	linked := func(gowork string) []string {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./cmd/...")
+		cmd.Dir = testenv.RepoRoot()
+		cmd.Env = append(os.Environ(), "GOWORK="+gowork)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOWORK=%s go list ./cmd/...: %v\n%s", gowork, err, stderr(err))
+		}
+		mods := strings.Fields(strings.ReplaceAll(string(out), " ", "@"))
+		slices.Sort(mods)
+		return slices.Compact(mods)
+	}
+	alone, workspace := linked("off"), linked("")
+	if !slices.Equal(alone, workspace) {
+		t.Errorf("the binaries link other module versions in the workspace than alone (run go work sync):\nalone:     %v\nworkspace: %v", alone, workspace)
+	}
+	if len(alone) < 10 {
+		t.Fatalf("the binaries link %d modules; expected the product's dependencies", len(alone))
+	}
+}
+
+// TestModulesAreTidy fails when a module's go.mod or go.sum is not what go
+// mod tidy makes of it: a harness dependency in the product module, or a
+// requirement nothing uses, shows here.
+func TestModulesAreTidy(t *testing.T) {
+	for _, m := range modules {
+		cmd := exec.Command("go", "mod", "tidy", "-diff")
+		cmd.Dir = filepath.Join(testenv.RepoRoot(), m)
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go mod tidy -diff in %s: %v (run go mod tidy there, then go work sync)\n%s", m, err, out)
+		}
 	}
 }

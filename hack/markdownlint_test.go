@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // TestMarkdownLint runs markdownlint-cli2 (hack/markdownlint.sh, pinned by

@@ -23,7 +23,7 @@ import (
 	"testing"
 
 	"github.com/edgeplane/edgeplane/hack/docs/reference"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // TestReferenceDocsAreCurrent generates the references of docs/reference

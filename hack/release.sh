@@ -106,7 +106,9 @@ build() {
   local os arch arm
   IFS=/ read -r os arch arm <<<"$1"
   log "building $3 ($1)"
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOARM=$arm go build -trimpath -ldflags "$ldflags" -o "$3" "$2"
+  # The product module alone (GOWORK=off): the harness modules go.work
+  # joins never take part in what ships.
+  CGO_ENABLED=0 GOWORK=off GOOS=$os GOARCH=$arch GOARM=$arm go build -trimpath -ldflags "$ldflags" -o "$3" "$2"
   grep -q -a -F -- "$version" "$3" || die "$3 does not hold the version $version"
   if [[ "$os/$arch" == "$host" ]]; then
     local said

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // TestReleaseRefuses runs hack/release.sh with what it must refuse before

@@ -14,8 +14,9 @@
 #   skips the fuzz step, and runs the same check.
 #
 # Env: TEST_PARALLEL, SLOW_SUITES (packages to start first), TEST_PACKAGES
-# (./...), TEST_TIMEOUT (go test's -timeout per package, 30m), MAKE, and
-# SKIP_FUZZ=1 to skip the fuzz step.
+# (the three modules' packages: ./... ./hack/... ./test/...), TEST_TIMEOUT
+# (go test's -timeout per package, 30m), MAKE, and SKIP_FUZZ=1 to skip the
+# fuzz step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,7 +80,7 @@ echo "go test: $TEST_PARALLEL packages at once ($(nproc) cores)"
 # commands, and go test must get to finish while the suites clean up.
 # shellcheck disable=SC2086 # the package lists are words
 KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)" go test -vet=off -exec "$cache/bin/testexec" \
-	-p "$TEST_PARALLEL" -timeout "${TEST_TIMEOUT:-30m}" ${SLOW_SUITES:-} ${TEST_PACKAGES:-./...} -count=1 &
+	-p "$TEST_PARALLEL" -timeout "${TEST_TIMEOUT:-30m}" ${SLOW_SUITES:-} ${TEST_PACKAGES:-./... ./hack/... ./test/...} -count=1 &
 gotest=$!
 while :; do
 	wait "$gotest" && rc=0 || rc=$?

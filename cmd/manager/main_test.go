@@ -38,7 +38,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // freeAddr returns a loopback address nobody listens on.

@@ -33,7 +33,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/upgrade"
 )
 

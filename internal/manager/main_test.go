@@ -19,7 +19,7 @@ package manager
 import (
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/leaks"
+	"github.com/edgeplane/edgeplane/internal/test/leaks"
 )
 
 // TestMain fails the package when a goroutine outlives its test.

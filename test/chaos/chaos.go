@@ -44,9 +44,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/hubs"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // Config sizes a run.

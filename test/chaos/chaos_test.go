@@ -25,8 +25,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/chaos"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // TestFailover is the short chaos run of make test: two managers, the

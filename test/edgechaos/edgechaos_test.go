@@ -27,8 +27,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/edgechaos"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // TestEdgeChaos is the short edge chaos run of make test: on Podman, 40 s

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
 )
 
 // faults injects the planned faults one after another, each at its

@@ -23,8 +23,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/figures"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // writeFiguresPage writes the run's figures as a page of docs/figures

@@ -89,7 +89,9 @@ func built(root, commit, version, dir string) (Version, error) {
 	bin := filepath.Join(dir, "bin")
 	ldflags := "-X github.com/edgeplane/edgeplane/internal/version.version=" + version
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin+"/", "./cmd/manager", "./cmd/edge-agent")
-	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0")
+	// The product module alone, as a release builds it: a tree taken from
+	// history under this checkout must not find its go.work.
+	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		return Version{}, fmt.Errorf("building %s: %w\n%s", version, err, out)
 	}

@@ -19,7 +19,7 @@ package hubconn
 import (
 	"testing"
 
-	"github.com/edgeplane/edgeplane/test/framework/leaks"
+	"github.com/edgeplane/edgeplane/internal/test/leaks"
 )
 
 // TestMain fails the package when a goroutine outlives its test.

@@ -38,7 +38,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/hubapi"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // hostile is a string a page would run if it ever took it for HTML.

@@ -31,8 +31,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/image"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // ImageSpecs check the manager image on Podman: the body of an Ordered

@@ -43,8 +43,8 @@ import (
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/docker"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/e2e"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 var (

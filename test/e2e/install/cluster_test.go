@@ -52,8 +52,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // cluster plays the parts of a cluster that envtest leaves out, for the

@@ -43,8 +43,8 @@ import (
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/manager"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // OutageVar sets how long the API server stays stopped (default 20s;

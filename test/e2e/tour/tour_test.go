@@ -34,7 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // runnable opens a fenced block the tour test runs: "```sh runnable".

@@ -31,8 +31,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // Replicas are the two replicas. Facade, Metrics and Probes are each

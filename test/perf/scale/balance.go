@@ -28,8 +28,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // devicesPerBalancer is how many devices one balancer process carries. It

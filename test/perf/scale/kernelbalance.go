@@ -26,7 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // kernelBalancer spreads new connections to one loopback address over the

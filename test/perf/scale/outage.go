@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
 )
 
 // reconnect stops the API server (SIGSTOP) for d, as a WAN outage looks to

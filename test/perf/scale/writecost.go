@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
 )
 
 // The write-cost phase: rounds of a rest window and a window of spec

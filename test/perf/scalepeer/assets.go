@@ -23,7 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // peerAssets returns the directory of kube-controller-manager,

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // buildScale builds test/perf/scale once into dir, so that every pair runs the

@@ -39,8 +39,8 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/figures"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 // result is what one run measured, on either side: from the first create

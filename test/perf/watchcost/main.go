@@ -47,8 +47,8 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/names"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 func main() {

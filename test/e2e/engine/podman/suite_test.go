@@ -24,8 +24,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/e2e/engine"
-	"github.com/edgeplane/edgeplane/test/framework/testenv"
 )
 
 func TestPodman(t *testing.T) {

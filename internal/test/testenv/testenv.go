@@ -47,7 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/internal/scheme"
-	"github.com/edgeplane/edgeplane/test/framework/procs"
+	"github.com/edgeplane/edgeplane/internal/test/procs"
 )
 
 // Scheme knows the built-in kinds and the edgeplane kinds.

@@ -23,7 +23,7 @@ import (
 	"github.com/onsi/gomega"
 	"go.uber.org/goleak"
 
-	"github.com/edgeplane/edgeplane/test/framework/leaks"
+	"github.com/edgeplane/edgeplane/internal/test/leaks"
 )
 
 // leakWait is how long LeakCheck waits for goroutines to end.
