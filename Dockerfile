@@ -13,7 +13,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
-    -ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/version.version=$VERSION" -o /manager ./cmd/manager
+    -ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/shared/version.version=$VERSION" -o /manager ./cmd/manager
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /manager /manager

@@ -8,7 +8,7 @@ IMG ?= edgeplane/manager:$(VERSION)
 AGENT_IMG ?= edgeplane/edge-agent:$(VERSION)
 # Platforms of the images.
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
-LDFLAGS = -s -w -X github.com/edgeplane/edgeplane/internal/version.version=$(VERSION)
+LDFLAGS = -s -w -X github.com/edgeplane/edgeplane/internal/shared/version.version=$(VERSION)
 # Edge devices the agent is built for: os/arch[/arm version].
 AGENT_PLATFORMS ?= linux/amd64 linux/arm64 linux/arm/7
 KUBECTL ?= kubectl
@@ -86,7 +86,7 @@ test-stress: ## Run make test with one core kept busy the whole time, as on a co
 # also explores for FUZZTIME: a count of executions by default, since a
 # duration can end mid-run as a spurious "context deadline exceeded".
 FUZZTIME ?= 3000x
-FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals apiserver:FuzzContainerJSON internal/paths:FuzzNormalize internal/imageref:FuzzParse
+FUZZ_TARGETS = apiserver:FuzzQuery apiserver:FuzzBodies apiserver:FuzzHandlerRefusals apiserver:FuzzContainerJSON internal/shared/paths:FuzzNormalize internal/shared/imageref:FuzzParse
 
 # make fuzz-long: each fuzz target for at least FUZZ_EXECS executions.
 FUZZ_EXECS ?= 1000000
@@ -261,9 +261,9 @@ SIZES ?= 250,500,1000,2000,5000
 OUT ?= dist/scale-curve
 
 .PHONY: gateway-sim
-gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=; into docs/figures/gateway-sim.md
+gateway-sim: ## Replay a fleet's heartbeat trace through a heartbeat gateway (internal/hub/heartbeat) and compare its API writes with Lease renewals, for 1,000 to 100,000 nodes; a line per size: gateway: nodes= hours= lease_writes_per_s= gateway_writes_per_s= reduction= detect_p50_s= detect_max_s=; into docs/figures/gateway-sim.md
 	$(FIGURES) --page docs/figures/gateway-sim.md --title "The heartbeat gateway, simulated" --command "make gateway-sim" \
-		--intro "A fleet's heartbeat trace replayed through a heartbeat gateway (internal/heartbeat), for 1,000 to 100,000 nodes: its API writes against those of Lease renewals, and how long it takes to detect a node gone." -- \
+		--intro "A fleet's heartbeat trace replayed through a heartbeat gateway (internal/hub/heartbeat), for 1,000 to 100,000 nodes: its API writes against those of Lease renewals, and how long it takes to detect a node gone." -- \
 		go run ./test/perf/gatewaysim
 
 .PHONY: scale-peer

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/internal/paths"
+	"github.com/edgeplane/edgeplane/internal/shared/paths"
 )
 
 // checkRefusal checks what every refusal must be: a 4xx with a sentence,

@@ -28,7 +28,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/instances"
+	"github.com/edgeplane/edgeplane/internal/shared/instances"
 )
 
 // instanceOrder keeps the instances of each service and of each node in

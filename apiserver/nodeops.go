@@ -30,7 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/nodejoin"
+	"github.com/edgeplane/edgeplane/internal/shared/nodejoin"
 )
 
 // The facade's node operations (not in the contract): add an edge node

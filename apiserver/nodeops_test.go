@@ -32,7 +32,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 

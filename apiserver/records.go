@@ -21,8 +21,8 @@ import (
 	"strings"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/imageref"
-	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
 )
 
 // recordNode is an entry of a record's nodeList.

@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/nodejoin"
+	"github.com/edgeplane/edgeplane/internal/shared/nodejoin"
 )
 
 // Options configure the facade.
@@ -156,7 +156,7 @@ type Server struct {
 }
 
 // New returns the facade of a manager. The manager's cache must carry the
-// indexes of internal/index.
+// indexes of internal/manager/index.
 func New(mgr ctrl.Manager, o Options) (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err

@@ -29,9 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/imageref"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/records"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
+	"github.com/edgeplane/edgeplane/internal/shared/records"
 )
 
 // The facade's service operations (not in the contract): a list of

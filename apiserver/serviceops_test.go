@@ -27,7 +27,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 )
 
 // service is an item of GET /api/v1/service, as a client reads it.

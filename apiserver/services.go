@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/paths"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/paths"
 )
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=delete,namespace=default

@@ -28,10 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/imageref"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/names"
-	"github.com/edgeplane/edgeplane/internal/paths"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
+	"github.com/edgeplane/edgeplane/internal/shared/paths"
 )
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=provisiontemplates,verbs=get;list;watch

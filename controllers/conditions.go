@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 // FieldOwner is the field manager of every write the controllers make, so

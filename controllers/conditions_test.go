@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 func TestSummarize(t *testing.T) {

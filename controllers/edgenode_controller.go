@@ -44,8 +44,8 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	acv1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
-	"github.com/edgeplane/edgeplane/internal/unreachable"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/unreachable"
 )
 
 // EdgeNodeReconciler keeps the controller's half of EdgeNode status: online

@@ -45,10 +45,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/instances"
-	"github.com/edgeplane/edgeplane/internal/names"
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/instances"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 // EdgeServiceReconciler places a service's instances on nodes, follows their

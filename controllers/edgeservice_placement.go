@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/imageref"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 )
 
 // placement is the outcome of placing a service's instances.

@@ -36,9 +36,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/names"
-	"github.com/edgeplane/edgeplane/internal/records"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
+	"github.com/edgeplane/edgeplane/internal/shared/records"
 )
 
 // observedConfig is one version of a service's spec as a watch event

@@ -40,8 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/registryauth"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/registryauth"
 )
 
 // NodeCredentialsReconciler keeps each node's credentials Secret: in the

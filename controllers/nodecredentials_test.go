@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/registryauth"
+	"github.com/edgeplane/edgeplane/internal/shared/registryauth"
 )
 
 // pullSecret is a Secret of type kubernetes.io/dockerconfigjson for one

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/paths"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/paths"
 )
 
 // ProvisionTemplateReconciler keeps the path-label tree consistent: each

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 )
 
 func entry(ns string, typ edgev1alpha1.TemplateType, parent, name string) *edgev1alpha1.ProvisionTemplate {

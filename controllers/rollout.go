@@ -31,9 +31,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/instances"
-	"github.com/edgeplane/edgeplane/internal/records"
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/shared/instances"
+	"github.com/edgeplane/edgeplane/internal/shared/records"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 // rolloutNode is one node's instances of a service as a rollout sees

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/index"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
 )
 
 // Options are the settings of the reconcilers, set by the manager's flags.

@@ -79,7 +79,7 @@ func TestMarkdownLinks(t *testing.T) {
 // repoPath is a code span that reads as a path in the repository: under
 // one of its top folders (api/ is the facade's routes too: only its Go
 // package counts), with no placeholder (<...>, *, {a,b}, NODES, ...),
-// and perhaps a Go identifier after the package (`internal/names.Label`).
+// and perhaps a Go identifier after the package (`internal/shared/names.Label`).
 var (
 	repoPath   = regexp.MustCompile(`^(api/v1alpha1|apiserver|cmd|config|controllers|charts|docs|hack|internal|test)(/[a-z0-9_./-]*)?(\.[A-Z][A-Za-z0-9_]*)?$`)
 	identifier = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*$`)

@@ -137,3 +137,58 @@ func TestModulesAreTidy(t *testing.T) {
 		}
 	}
 }
+
+// processes are internal/'s groups by the process that runs them, each
+// with the groups it may import (docs/architecture.md, "Layout"): a path
+// says which process runs the code, and no process links another's.
+var processes = map[string][]string{
+	"internal/agent":   {"internal/agent", "internal/shared"},
+	"internal/hub":     {"internal/hub", "internal/shared"},
+	"internal/cli":     {"internal/cli", "internal/shared"},
+	"internal/shared":  {"internal/shared"},
+	"controllers":      {"internal/manager/index", "internal/shared"},
+	"apiserver":        {"internal/manager/index", "internal/shared"},
+	"internal/manager": {"internal/manager", "internal/hub", "internal/shared"},
+}
+
+// TestInternalGroupedByProcess fails when a package of one process's
+// group imports another's internal/ package, or when a package sits in
+// internal/ outside every group.
+func TestInternalGroupedByProcess(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./internal/...", "./controllers/...", "./apiserver/...")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr(err))
+	}
+	in := func(pkg, folder string) bool { return pkg == folder || strings.HasPrefix(pkg, folder+"/") }
+	groupOf := func(pkg string) string {
+		for g := range processes {
+			if in(pkg, g) {
+				return g
+			}
+		}
+		return ""
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module+"/")
+		if in(pkg, "internal/test") {
+			continue // the suites' support, linked by tests only
+		}
+		g := groupOf(pkg)
+		if g == "" {
+			t.Errorf("%s is in no process's group of internal/ (agent, hub, cli, manager, shared)", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			imp, ok := strings.CutPrefix(imp, module+"/")
+			if !ok || !in(imp, "internal") {
+				continue
+			}
+			if !slices.ContainsFunc(processes[g], func(allowed string) bool { return in(imp, allowed) }) {
+				t.Errorf("%s (%s) imports %s, another process's package", pkg, g, imp)
+			}
+		}
+	}
+}

@@ -87,7 +87,7 @@ mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/edgeplane-release.XXXXXX")
 # A release that failed leaves nothing that looks like one.
 trap 'rc=$?; rm -rf "$work"; [[ $rc == 0 ]] || rm -rf "$out"' EXIT
-ldflags="-s -w -X github.com/edgeplane/edgeplane/internal/version.version=$version"
+ldflags="-s -w -X github.com/edgeplane/edgeplane/internal/shared/version.version=$version"
 host="$(go env GOHOSTOS)/$(go env GOHOSTARCH)"
 cdx=$(hack/tool.sh cyclonedx-gomod)
 

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/imageref"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 

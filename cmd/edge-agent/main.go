@@ -51,8 +51,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/agent/docker"
 	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
 	"github.com/edgeplane/edgeplane/internal/agent/sim"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
-	"github.com/edgeplane/edgeplane/internal/version"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/version"
 )
 
 func main() {

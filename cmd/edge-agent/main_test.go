@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
 // The shipped systemd unit starts the agent with flags it knows.

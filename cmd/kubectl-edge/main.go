@@ -24,7 +24,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/cli/kubectledge"
 )
 
 func main() {

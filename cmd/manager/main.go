@@ -34,7 +34,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/cmd/manager/flags"
 	"github.com/edgeplane/edgeplane/internal/manager"
-	"github.com/edgeplane/edgeplane/internal/version"
+	"github.com/edgeplane/edgeplane/internal/shared/version"
 )
 
 func init() { metrics.Registry.MustRegister(version.BuildInfo()) }

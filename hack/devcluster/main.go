@@ -38,8 +38,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/apiserver"
+	"github.com/edgeplane/edgeplane/internal/shared/version"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
-	"github.com/edgeplane/edgeplane/internal/version"
 )
 
 func main() {

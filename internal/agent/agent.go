@@ -41,8 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/scheme"
-	"github.com/edgeplane/edgeplane/internal/version"
+	"github.com/edgeplane/edgeplane/internal/shared/scheme"
+	"github.com/edgeplane/edgeplane/internal/shared/version"
 )
 
 // FieldOwner is the field manager of every agent's writes.

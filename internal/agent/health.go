@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 // health is the node's view of its container engine, as the kubelet's

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/unreachable"
+	"github.com/edgeplane/edgeplane/internal/shared/unreachable"
 )
 
 // keepLease registers the node and renews its Lease on its own schedule,

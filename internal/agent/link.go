@@ -23,7 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/edgeplane/edgeplane/internal/unreachable"
+	"github.com/edgeplane/edgeplane/internal/shared/unreachable"
 )
 
 // outage follows one thing the node depends on (the API server, the

@@ -28,8 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/text"
-	"github.com/edgeplane/edgeplane/internal/unreachable"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
+	"github.com/edgeplane/edgeplane/internal/shared/unreachable"
 )
 
 // reporter is the node's status manager: the one part that writes its

@@ -28,7 +28,7 @@ import (
 	"k8s.io/utils/clock"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/text"
+	"github.com/edgeplane/edgeplane/internal/shared/text"
 )
 
 // workers gives each instance on the node a worker of its own, as the

@@ -38,7 +38,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
 // authority is the hub's CA: it signs the hub's serving certificate and

@@ -30,8 +30,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/edgeplane/edgeplane/internal/heartbeat"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/hub/heartbeat"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
 // liveness keeps the heartbeats of the nodes connected to this replica in

@@ -48,7 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
 // fieldOwner is the field manager of the hub's own writes, so that the

@@ -41,8 +41,8 @@ import (
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/hub"
-	"github.com/edgeplane/edgeplane/internal/index"
-	"github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/manager/index"
+	"github.com/edgeplane/edgeplane/internal/shared/scheme"
 )
 
 // electionID names the leader election Lease.

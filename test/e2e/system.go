@@ -35,8 +35,8 @@ import (
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 

@@ -87,7 +87,11 @@ func built(root, commit, version, dir string) (Version, error) {
 		}
 	}
 	bin := filepath.Join(dir, "bin")
-	ldflags := "-X github.com/edgeplane/edgeplane/internal/version.version=" + version
+	// The version's variable where each tree keeps it (internal/version
+	// until v0.1.0's successors grouped internal/ by process); the linker
+	// skips the one a tree does not have.
+	ldflags := "-X github.com/edgeplane/edgeplane/internal/shared/version.version=" + version +
+		" -X github.com/edgeplane/edgeplane/internal/version.version=" + version
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin+"/", "./cmd/manager", "./cmd/edge-agent")
 	// The product module alone, as a release builds it: a tree taken from
 	// history under this checkout must not find its go.work.

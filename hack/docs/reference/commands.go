@@ -33,7 +33,7 @@ import (
 
 	agentflags "github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
 	managerflags "github.com/edgeplane/edgeplane/cmd/manager/flags"
-	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/cli/kubectledge"
 )
 
 // Commands renders the command-line reference of manager, edge-agent and

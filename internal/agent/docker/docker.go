@@ -40,7 +40,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
-	"github.com/edgeplane/edgeplane/internal/registryauth"
+	"github.com/edgeplane/edgeplane/internal/shared/registryauth"
 )
 
 // Options configure the runtime.

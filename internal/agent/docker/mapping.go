@@ -26,7 +26,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent"
-	"github.com/edgeplane/edgeplane/internal/imageref"
+	"github.com/edgeplane/edgeplane/internal/shared/imageref"
 )
 
 // imageName is the engine image an image spec runs: name:tag of the ref

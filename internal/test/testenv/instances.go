@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/instances"
+	"github.com/edgeplane/edgeplane/internal/shared/instances"
 )
 
 // Instances reads a service's instances as the manager and the facade

@@ -41,8 +41,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/agent"
 	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
 	"github.com/edgeplane/edgeplane/internal/agent/sim"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
 	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 

@@ -50,7 +50,7 @@ type binaries struct {
 // finds the helm CLI (hack/tool.sh, from the Go module proxy).
 func build(t *testing.T, root, dir, version string) binaries {
 	t.Helper()
-	ldflags := "-X github.com/edgeplane/edgeplane/internal/version.version=" + version
+	ldflags := "-X github.com/edgeplane/edgeplane/internal/shared/version.version=" + version
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", dir+"/", "./cmd/manager")
 	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -40,7 +40,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/agent/hubconn"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 	"github.com/edgeplane/edgeplane/internal/test/procs"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command gatewaysim (make gateway-sim) replays a heartbeat trace of a
-// fleet through internal/heartbeat's gateway and counts the API writes it
+// fleet through internal/hub/heartbeat's gateway and counts the API writes it
 // makes (transitions only) against what Lease renewals write today (one
 // per node per renew interval), for each fleet size. The trace: every node
 // beats every --interval from a random phase; it is cut off by outages
@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeplane/edgeplane/internal/heartbeat"
+	"github.com/edgeplane/edgeplane/internal/hub/heartbeat"
 )
 
 type outage struct{ start, end time.Duration }

@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 	"github.com/edgeplane/edgeplane/internal/test/procs"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 	"github.com/edgeplane/edgeplane/test/framework/hubs"

@@ -46,7 +46,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 	"github.com/edgeplane/edgeplane/internal/test/procs"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )

@@ -26,7 +26,7 @@ import (
 // celRule is the ImageRef type's CEL rule as controller-gen wrote it into
 // the EdgeService CRD: the API server's grammar, which Parse must match.
 var celRule = sync.OnceValues(func() (*regexp.Regexp, error) {
-	crd, err := os.ReadFile("../../config/crd/bases/edge.edgeplane.io_edgeservices.yaml")
+	crd, err := os.ReadFile("../../../config/crd/bases/edge.edgeplane.io_edgeservices.yaml")
 	if err != nil {
 		return nil, err
 	}

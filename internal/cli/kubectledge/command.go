@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
-	"github.com/edgeplane/edgeplane/internal/version"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/version"
 )
 
 // requestTimeout bounds each command's calls to the API server, unless

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/controllers"
-	"github.com/edgeplane/edgeplane/internal/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/cli/kubectledge"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )

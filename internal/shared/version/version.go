@@ -26,7 +26,7 @@ import (
 )
 
 // version is set at build time:
-// -ldflags "-X github.com/edgeplane/edgeplane/internal/version.version=v0.1.0".
+// -ldflags "-X github.com/edgeplane/edgeplane/internal/shared/version.version=v0.1.0".
 var version string
 
 // Version is the stamped version, else the module's, else "(devel)".

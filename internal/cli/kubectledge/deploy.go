@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
-	"github.com/edgeplane/edgeplane/internal/paths"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
+	"github.com/edgeplane/edgeplane/internal/shared/paths"
 )
 
 // deployOptions say what service deploy makes of a template.

@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeplane/edgeplane/internal/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
 // The checks the plugin and the facade share; the writes are tested
-// against envtest by both (internal/kubectledge, apiserver).
+// against envtest by both (internal/cli/kubectledge, apiserver).
 func TestChecks(t *testing.T) {
 	for _, c := range []struct {
 		err  error

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/records"
+	"github.com/edgeplane/edgeplane/internal/shared/records"
 )
 
 // FieldManager names the plugin's writes in the objects' managedFields.

@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/kubectledge"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/cli/kubectledge"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 

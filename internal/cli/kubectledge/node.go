@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/hubapi"
-	"github.com/edgeplane/edgeplane/internal/nodejoin"
+	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/nodejoin"
 )
 
 // nodeKind is how the plugin names an edge node in what it prints.

@@ -22,7 +22,7 @@ import (
 	"testing"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/records"
+	"github.com/edgeplane/edgeplane/internal/shared/records"
 )
 
 func TestChanges(t *testing.T) {

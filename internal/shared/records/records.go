@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/names"
+	"github.com/edgeplane/edgeplane/internal/shared/names"
 )
 
 // Of says whether rec is one of the service's records: it holds the
