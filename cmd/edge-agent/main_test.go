@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
+	"github.com/edgeplane/edgeplane/internal/agent/app"
 	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
 )
 
@@ -122,13 +123,13 @@ func TestAdvertiseAddress(t *testing.T) {
 			t.Errorf("edge-agent %v: %v, want %q", tc.args, err, tc.want)
 		}
 	}
-	if got := nodes("edge-01", "", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); len(got) != 1 || got[0].Address != "" {
+	if got := app.Nodes("edge-01", "", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); len(got) != 1 || got[0].Address != "" {
 		t.Errorf("one node given no address: %+v, want it to report the one its connection gives it", got)
 	}
-	if got := nodes("edge-01", "[fd00::7]:8080", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); got[0].Address != "[fd00::7]:8080" {
+	if got := app.Nodes("edge-01", "[fd00::7]:8080", "edge", 1, []string{"linux"}, []string{"arm64"}, nil); got[0].Address != "[fd00::7]:8080" {
 		t.Errorf("one node given [fd00::7]:8080 reports %q", got[0].Address)
 	}
-	got := nodes("", "", "edge", 2, []string{"linux", "sylixos"}, []string{"amd64"}, nil)
+	got := app.Nodes("", "", "edge", 2, []string{"linux", "sylixos"}, []string{"amd64"}, nil)
 	if got[0].Address != "10.77.0.1:7200" || got[1].Address != "10.77.0.2:7200" {
 		t.Errorf("simulated nodes report %q and %q, want 10.77.0.1:7200 and 10.77.0.2:7200", got[0].Address, got[1].Address)
 	}
