@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package agent is the reference edge agent: a runtime-agnostic node loop
 // over a Runtime (a real container engine, or the simulator). For each node
-// it registers the EdgeNode, renews its Lease, runs the EdgeService
-// instances placed on the node and reports into EdgeNode status (its own
+// it registers the EdgeNode, renews its Lease, runs the instances its
+// NodeAssignment places on it and reports into EdgeNode status (its own
 // fields only, by server-side apply) the containers the runtime shows. With
 // the simulator one process can play many nodes, as kwok does for kubelets.
 package agent
@@ -60,7 +60,7 @@ type Node struct {
 // Options configure the agent.
 type Options struct {
 	Nodes []Node
-	// Namespace limits the EdgeServices watched; empty means all.
+	// Namespace limits the services run to one namespace; empty means all.
 	Namespace      string
 	LeaseNamespace string
 	// LeaseDuration is written into the Lease; RenewInterval is how often

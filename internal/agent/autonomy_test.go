@@ -17,6 +17,7 @@ limitations under the License.
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -171,12 +172,59 @@ func TestLinkRetriesWithinABeatOfTheCutsEnd(t *testing.T) {
 }
 
 func testWants() map[string]want {
-	svc := &edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1", ResourceVersion: "7"}}
+	svc := &assigned{Namespace: "default", Name: "web", Version: "7", AssignedService: edgev1alpha1.AssignedService{UID: "u1", Revision: 3}}
 	svc.Spec.Image.Ref = "web@1.0#linux"
 	svc.Spec.Cmd = []string{"/bin/web"}
 	return map[string]want{
-		"t1": {svc: svc, inst: edgev1alpha1.ServiceInstance{TaskID: "t1", Name: "web-t1", NodeName: "edge-01", Revision: 3}},
-		"t2": {svc: svc, inst: edgev1alpha1.ServiceInstance{TaskID: "t2", Name: "web-t2", NodeName: "edge-01", Revision: 3}},
+		"t1": {svc: svc, inst: edgev1alpha1.AssignedInstance{TaskID: "t1", Name: "web-t1", Revision: 3}},
+		"t2": {svc: svc, inst: edgev1alpha1.AssignedInstance{TaskID: "t2", Name: "web-t2", Revision: 3}},
+	}
+}
+
+// A state file of version 1, as v0.1.0's agent wrote it (services
+// with the node's instances in their status), is read as the entries it
+// was made from: a device upgraded while cut off starts from it.
+func TestStateFileVersion1(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	svc := edgev1alpha1.EdgeService{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1", ResourceVersion: "7"}}
+	svc.Spec.Image.Ref = "web@1.0#linux"
+	svc.Spec.Cmd = []string{"/bin/web"}
+	svc.Status.Containers = []edgev1alpha1.ServiceInstance{
+		{TaskID: "t1", Name: "web-t1", NodeName: "edge-01", Revision: 3, DeployNum: 2},
+		{TaskID: "t2", Name: "web-t2", NodeName: "edge-01", Revision: 3},
+	}
+	raw, err := json.Marshal([]edgev1alpha1.EdgeService{svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(stateDoc{Kind: stateKind, Version: 1, Node: "edge-01", Written: now, Checksum: checksum(raw), Services: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newStateFile(dir, "edge-01")
+	if err := os.WriteFile(f.path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	services, err := f.load(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := wantsOf(services)
+	if len(back) != 2 || back["t1"].inst.Revision != 3 || back["t1"].inst.DeployNum != 2 || back["t1"].inst.Name != "web-t1" ||
+		back["t2"].svc.Spec.Cmd[0] != "/bin/web" || back["t1"].svc.UID != "u1" || back["t1"].svc.Namespace != "default" || back["t1"].svc.Name != "web" {
+		t.Fatalf("loaded %+v", back)
+	}
+	// The same wants as the version 2 file holds: unchanged, not rewritten.
+	loaded, saved := back["t1"], testWants()["t1"]
+	if got, want := loaded.key(), saved.key(); got != want {
+		t.Fatalf("a version 1 entry's key %q, want %q as version 2 keeps it", got, want)
+	}
+	if err := f.save(testWants(), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(f.path); string(after) != string(data) {
+		t.Fatal("the same desired state was written again over a version 1 file")
 	}
 }
 

@@ -43,7 +43,7 @@ type credentials struct {
 // of returns a service's credentials, and false while the manager has not
 // copied them for the node yet: the create waits rather than failing with
 // a refusal the registry would not give a moment later.
-func (k *credentials) of(ctx context.Context, svc *edgev1alpha1.EdgeService) ([]byte, bool, error) {
+func (k *credentials) of(ctx context.Context, svc *assigned) ([]byte, bool, error) {
 	if len(svc.Spec.Image.PullSecretRefs) == 0 {
 		return nil, true, nil
 	}

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,32 +96,23 @@ func (d *desiredState) get(ctx context.Context) (map[string]want, bool, error) {
 	// Read at every tick: the wants are built again only when the
 	// assignment changed.
 	if a.ResourceVersion != d.readRV {
-		d.read, d.readRV = wantsOfAssignment(a, d.node, d.namespace), a.ResourceVersion
+		d.read, d.readRV = wantsOfAssignment(a, d.namespace), a.ResourceVersion
 	}
 	return d.read, true, nil
 }
 
-// wantsOfAssignment turns a node's assignment into its desired instances.
-// Each service's entry becomes an EdgeService of the entry's spec, which
-// the rest of the agent (and the state file) speak; its resourceVersion
-// names the entry's content, so that a worker is woken when its service's
-// configuration changed and not at every write of the assignment.
-func wantsOfAssignment(a *edgev1alpha1.NodeAssignment, node, namespace string) map[string]want {
+// wantsOfAssignment turns a node's assignment into its desired instances:
+// each entry's, with the service it names and its version.
+func wantsOfAssignment(a *edgev1alpha1.NodeAssignment, namespace string) map[string]want {
 	out := map[string]want{}
 	for key, e := range a.Spec.Services {
 		ns, name, _ := strings.Cut(key, "/")
 		if e.Deleting || (namespace != "" && ns != namespace) {
 			continue
 		}
-		svc := &edgev1alpha1.EdgeService{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(e.UID), ResourceVersion: entryVersion(&e)},
-			Spec:       edgev1alpha1.EdgeServiceSpec{DeploySpec: e.Spec},
-		}
+		svc := &assigned{Namespace: ns, Name: name, Version: entryVersion(&e), AssignedService: e}
 		for _, inst := range e.Instances {
-			out[inst.TaskID] = want{svc: svc, inst: edgev1alpha1.ServiceInstance{
-				TaskID: inst.TaskID, Name: inst.Name, NodeName: node, Revision: inst.Revision,
-				DeployNum: inst.DeployNum, TaskCreatedTime: inst.TaskCreatedTime,
-			}}
+			out[inst.TaskID] = want{svc: svc, inst: inst}
 		}
 	}
 	return out

@@ -129,7 +129,7 @@ func (f *fakeRuntime) Inspect(_ context.Context, id string) (Container, error) {
 }
 
 func (f *fakeRuntime) ImageOf(spec ContainerSpec) (string, error) {
-	return string(spec.Service.Spec.Image.Ref), nil
+	return string(spec.Spec.Image.Ref), nil
 }
 
 func (f *fakeRuntime) HasImage(_ context.Context, image string) (bool, error) {
@@ -167,7 +167,7 @@ func (f *fakeRuntime) Create(_ context.Context, spec ContainerSpec) (string, err
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.creates++
-	image := string(spec.Service.Spec.Image.Ref)
+	image := string(spec.Spec.Image.Ref)
 	if !f.images[image] {
 		return "", fmt.Errorf("no image %s", image)
 	}

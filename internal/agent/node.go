@@ -91,19 +91,33 @@ type nodeInfo struct {
 	boot *metav1.Time
 }
 
-// want is an instance the node should run.
+// want is an instance the node should run: one of an entry of its
+// assignment.
 type want struct {
-	svc  *edgev1alpha1.EdgeService
-	inst edgev1alpha1.ServiceInstance
+	svc  *assigned
+	inst edgev1alpha1.AssignedInstance
 }
 
-// key tells two versions of a want apart: the service's resourceVersion
-// changes with any change of it, its instances included.
+// assigned is a service's entry of the node's assignment as the agent
+// keeps it, in memory and in the state file: the entry, the service it
+// names, and a version of its content.
+type assigned struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Version names the entry's content (entryVersion), so that a worker
+	// is woken when its service's configuration changed and not at every
+	// write of the assignment.
+	Version string `json:"version"`
+	edgev1alpha1.AssignedService
+}
+
+// key tells two versions of a want apart: the entry's version changes
+// with any change of it.
 func (w *want) key() string {
 	if w == nil {
 		return ""
 	}
-	return string(w.svc.UID) + "/" + w.svc.ResourceVersion + "/" + strconv.FormatInt(w.inst.Revision, 10)
+	return w.svc.UID + "/" + w.svc.Version + "/" + strconv.FormatInt(w.inst.Revision, 10)
 }
 
 const (

@@ -122,8 +122,9 @@ func (c *Container) Revision() int64 {
 type ContainerSpec struct {
 	Name   string
 	Labels map[string]string
-	// Service is the cache's own object: read it, never change it.
-	Service *edgev1alpha1.EdgeService
+	// Spec is the service's deployment configuration, as the node's
+	// assignment holds it: read it, never change it.
+	Spec *edgev1alpha1.DeploySpec
 }
 
 // PullProgress is how far a pull has come: bytes of the image's layers

@@ -30,8 +30,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
@@ -50,10 +48,13 @@ type stateFile struct {
 	saved string
 }
 
-// stateKind and stateVersion name the file's format.
+// stateKind and stateVersion name the file's format: version 2 keeps the
+// node's assignment entries; version 1, written by v0.1.0's agent,
+// kept EdgeServices with the node's instances in their status, and is
+// still read.
 const (
 	stateKind    = "EdgeAgentState"
-	stateVersion = 1
+	stateVersion = 2
 )
 
 // stateDoc is the file's JSON. Checksum is the SHA-256 of Services as
@@ -74,7 +75,7 @@ func newStateFile(dir, node string) *stateFile {
 // load reads the desired state: the services with only this node's
 // instances. A missing file is no state; a bad one is renamed aside (the
 // error says where) and yields no state.
-func (f *stateFile) load(now time.Time) ([]edgev1alpha1.EdgeService, error) {
+func (f *stateFile) load(now time.Time) ([]assigned, error) {
 	data, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -95,24 +96,49 @@ func (f *stateFile) load(now time.Time) ([]edgev1alpha1.EdgeService, error) {
 }
 
 // parse checks a file and returns its services, or why it is not trusted.
-func (f *stateFile) parse(data []byte) ([]edgev1alpha1.EdgeService, string) {
+func (f *stateFile) parse(data []byte) ([]assigned, string) {
 	var doc stateDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, "is not valid JSON (" + err.Error() + ")"
 	}
 	switch {
-	case doc.Kind != stateKind || doc.Version != stateVersion:
-		return nil, fmt.Sprintf("is not an edge agent state file of version %d (kind %q, version %d)", stateVersion, doc.Kind, doc.Version)
+	case doc.Kind != stateKind || doc.Version < 1 || doc.Version > stateVersion:
+		return nil, fmt.Sprintf("is not an edge agent state file of version 1 to %d (kind %q, version %d)", stateVersion, doc.Kind, doc.Version)
 	case doc.Node != f.node:
 		return nil, fmt.Sprintf("belongs to node %q, not %q", doc.Node, f.node)
 	case doc.Checksum != checksum(doc.Services):
 		return nil, "does not match its checksum (torn or edited)"
 	}
-	var services []edgev1alpha1.EdgeService
+	if doc.Version == 1 {
+		var services []edgev1alpha1.EdgeService
+		if err := json.Unmarshal(doc.Services, &services); err != nil {
+			return nil, "holds services that do not decode (" + err.Error() + ")"
+		}
+		return fromVersion1(services), ""
+	}
+	var services []assigned
 	if err := json.Unmarshal(doc.Services, &services); err != nil {
 		return nil, "holds services that do not decode (" + err.Error() + ")"
 	}
 	return services, ""
+}
+
+// fromVersion1 reads the EdgeServices of a version 1 file as the entries
+// they were made from: the resourceVersion was the entry's version, and
+// the status the node's instances.
+func fromVersion1(services []edgev1alpha1.EdgeService) []assigned {
+	out := make([]assigned, 0, len(services))
+	for _, s := range services {
+		a := assigned{Namespace: s.Namespace, Name: s.Name, Version: s.ResourceVersion,
+			AssignedService: edgev1alpha1.AssignedService{UID: string(s.UID), Spec: s.Spec.DeploySpec}}
+		for _, inst := range s.Status.Containers {
+			a.Instances = append(a.Instances, edgev1alpha1.AssignedInstance{TaskID: inst.TaskID, Name: inst.Name,
+				Revision: inst.Revision, DeployNum: inst.DeployNum, TaskCreatedTime: inst.TaskCreatedTime})
+			a.Revision = max(a.Revision, inst.Revision)
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // save writes the desired state when it differs from what the file holds.
@@ -138,24 +164,23 @@ func (f *stateFile) save(desired map[string]want, now time.Time) error {
 }
 
 // stateOf is what the file keeps of the desired instances: each service's
-// identity and spec, and the node's instances of it, in a stable order.
-func stateOf(desired map[string]want) []edgev1alpha1.EdgeService {
-	byService := map[string]*edgev1alpha1.EdgeService{}
+// entry with the node's instances of it, in a stable order.
+func stateOf(desired map[string]want) []assigned {
+	byService := map[string]*assigned{}
 	for _, w := range desired {
 		key := w.svc.Namespace + "/" + w.svc.Name
 		s := byService[key]
 		if s == nil {
-			s = &edgev1alpha1.EdgeService{
-				ObjectMeta: metav1.ObjectMeta{Namespace: w.svc.Namespace, Name: w.svc.Name, UID: w.svc.UID, ResourceVersion: w.svc.ResourceVersion},
-				Spec:       *w.svc.Spec.DeepCopy(),
-			}
+			s = &assigned{Namespace: w.svc.Namespace, Name: w.svc.Name, Version: w.svc.Version, AssignedService: edgev1alpha1.AssignedService{
+				UID: w.svc.UID, Revision: w.svc.Revision, Spec: *w.svc.Spec.DeepCopy(),
+			}}
 			byService[key] = s
 		}
-		s.Status.Containers = append(s.Status.Containers, *w.inst.DeepCopy())
+		s.Instances = append(s.Instances, *w.inst.DeepCopy())
 	}
-	out := make([]edgev1alpha1.EdgeService, 0, len(byService))
+	out := make([]assigned, 0, len(byService))
 	for _, s := range byService {
-		sort.Slice(s.Status.Containers, func(i, j int) bool { return s.Status.Containers[i].TaskID < s.Status.Containers[j].TaskID })
+		sort.Slice(s.Instances, func(i, j int) bool { return s.Instances[i].TaskID < s.Instances[j].TaskID })
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -166,11 +191,11 @@ func stateOf(desired map[string]want) []edgev1alpha1.EdgeService {
 
 // fingerprint names a desired state by its services' versions and the
 // node's instances at their revisions.
-func fingerprint(services []edgev1alpha1.EdgeService) string {
+func fingerprint(services []assigned) string {
 	var b strings.Builder
 	for _, s := range services {
-		fmt.Fprintf(&b, "%s/%s@%s:", s.Namespace, s.Name, s.ResourceVersion)
-		for _, inst := range s.Status.Containers {
+		fmt.Fprintf(&b, "%s/%s@%s:", s.Namespace, s.Name, s.Version)
+		for _, inst := range s.Instances {
 			fmt.Fprintf(&b, "%s=%d,", inst.TaskID, inst.Revision)
 		}
 		b.WriteByte(';')
@@ -184,10 +209,10 @@ func checksum(b []byte) string {
 }
 
 // wantsOf turns the file's services back into the node's desired instances.
-func wantsOf(services []edgev1alpha1.EdgeService) map[string]want {
+func wantsOf(services []assigned) map[string]want {
 	out := map[string]want{}
 	for i := range services {
-		for _, inst := range services[i].Status.Containers {
+		for _, inst := range services[i].Instances {
 			out[inst.TaskID] = want{svc: &services[i], inst: inst}
 		}
 	}

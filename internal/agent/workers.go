@@ -440,7 +440,7 @@ func (s *node) spec(w *want) ContainerSpec {
 			LabelNode: s.Name, LabelTaskID: w.inst.TaskID, LabelRevision: strconv.FormatInt(w.inst.Revision, 10),
 			LabelService: w.svc.Namespace + "/" + w.svc.Name, LabelImageRef: string(w.svc.Spec.Image.Ref),
 		},
-		Service: w.svc,
+		Spec: &w.svc.Spec,
 	}
 }
 

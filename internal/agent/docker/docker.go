@@ -155,7 +155,7 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (agent.Container, erro
 // ImageOf is the engine's name of a spec's image, with the runtime's
 // registry prefixed when the service names none.
 func (r *Runtime) ImageOf(spec agent.ContainerSpec) (string, error) {
-	return imageName(spec.Service.Spec.Image, r.o.Registry)
+	return imageName(spec.Spec.Image, r.o.Registry)
 }
 
 // HasImage asks the engine's image store.
@@ -203,12 +203,11 @@ func (r *Runtime) PullImage(ctx context.Context, image string, creds []byte, pro
 
 // Create creates the container of an image that is present.
 func (r *Runtime) Create(ctx context.Context, spec agent.ContainerSpec) (string, error) {
-	svc := spec.Service
-	image, err := imageName(svc.Spec.Image, r.o.Registry)
+	image, err := imageName(spec.Spec.Image, r.o.Registry)
 	if err != nil {
 		return "", err
 	}
-	cfg, host, err := containerConfig(svc, image, spec.Labels)
+	cfg, host, err := containerConfig(spec.Spec, image, spec.Labels)
 	if err != nil {
 		return "", err
 	}

@@ -56,8 +56,7 @@ func hasRegistry(repo string) bool {
 
 // containerConfig maps a service's spec to the engine's container and host
 // configuration. What the engine cannot do is refused, never dropped.
-func containerConfig(svc *edgev1alpha1.EdgeService, image string, labels map[string]string) (*container.Config, *container.HostConfig, error) {
-	spec := &svc.Spec
+func containerConfig(spec *edgev1alpha1.DeploySpec, image string, labels map[string]string) (*container.Config, *container.HostConfig, error) {
 	var errs []error
 	if spec.Config != nil && spec.Config.Embedded != nil {
 		errs = append(errs, errors.New("config.embedded is for the embedded real-time OS; a Docker Engine runs Linux containers (use config.linux)"))

@@ -66,23 +66,23 @@ func TestContainerConfig(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		spec     edgev1alpha1.EdgeServiceSpec
+		spec     edgev1alpha1.DeploySpec
 		wantCfg  *container.Config
 		wantHost *container.HostConfig
 		errs     []string
 	}{{
 		name:     "nothing set: the image's command, no restart",
-		spec:     edgev1alpha1.EdgeServiceSpec{},
+		spec:     edgev1alpha1.DeploySpec{},
 		wantCfg:  &container.Config{Image: "img:1", Labels: labels},
 		wantHost: &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: "no"}},
 	}, {
 		name:     "spec.cmd is the command",
-		spec:     edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Cmd: []string{"sleep", "1"}}},
+		spec:     edgev1alpha1.DeploySpec{Cmd: []string{"sleep", "1"}},
 		wantCfg:  &container.Config{Image: "img:1", Labels: labels, Cmd: []string{"sleep", "1"}},
 		wantHost: &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: "no"}},
 	}, {
 		name: "every Linux key maps",
-		spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Config: &edgev1alpha1.ServiceConfig{Linux: full}}},
+		spec: edgev1alpha1.DeploySpec{Config: &edgev1alpha1.ServiceConfig{Linux: full}},
 		wantCfg: &container.Config{
 			Image: "img:1", Labels: labels, Hostname: "gw", Env: []string{"A=1"}, Cmd: []string{"/bin/gw", "--port=9000"},
 			Healthcheck: &container.HealthConfig{Test: []string{"CMD", "/bin/gw", "health"}},
@@ -92,23 +92,23 @@ func TestContainerConfig(t *testing.T) {
 		},
 	}, {
 		name: "a health command in the engine's own form is kept",
-		spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{HealthCmd: []string{"CMD-SHELL", "true"}}}}},
+		spec: edgev1alpha1.DeploySpec{Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{HealthCmd: []string{"CMD-SHELL", "true"}}}},
 		wantCfg: &container.Config{Image: "img:1", Labels: labels,
 			Healthcheck: &container.HealthConfig{Test: []string{"CMD-SHELL", "true"}}},
 		wantHost: &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: "no"}},
 	}, {
 		name:     "the same cmd in both places is no conflict",
-		spec:     edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Cmd: []string{"a"}, Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Cmd: []string{"a"}}}}},
+		spec:     edgev1alpha1.DeploySpec{Cmd: []string{"a"}, Config: &edgev1alpha1.ServiceConfig{Linux: &edgev1alpha1.LinuxConfig{Cmd: []string{"a"}}}},
 		wantCfg:  &container.Config{Image: "img:1", Labels: labels, Cmd: []string{"a"}},
 		wantHost: &container.HostConfig{RestartPolicy: container.RestartPolicy{Name: "no"}},
 	}, {
 		name: "embedded config, vsoa and differing commands are each refused",
-		spec: edgev1alpha1.EdgeServiceSpec{DeploySpec: edgev1alpha1.DeploySpec{Cmd: []string{"a"}, VSOA: &edgev1alpha1.VSOAConfig{Port: 3001}, Config: &edgev1alpha1.ServiceConfig{Embedded: &edgev1alpha1.EmbeddedConfig{Name: "x"}, Linux: &edgev1alpha1.LinuxConfig{Cmd: []string{"b"}}}}},
+		spec: edgev1alpha1.DeploySpec{Cmd: []string{"a"}, VSOA: &edgev1alpha1.VSOAConfig{Port: 3001}, Config: &edgev1alpha1.ServiceConfig{Embedded: &edgev1alpha1.EmbeddedConfig{Name: "x"}, Linux: &edgev1alpha1.LinuxConfig{Cmd: []string{"b"}}}},
 		errs: []string{"cannot run on a Docker Engine", "config.embedded", "vsoa", "cmd and config.linux.cmd differ"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := &edgev1alpha1.EdgeService{Spec: tc.spec}
-			cfg, host, err := containerConfig(svc, "img:1", labels)
+			spec := tc.spec
+			cfg, host, err := containerConfig(&spec, "img:1", labels)
 			if len(tc.errs) > 0 {
 				if err == nil {
 					t.Fatalf("no error; want one saying %q", tc.errs)

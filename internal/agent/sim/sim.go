@@ -162,7 +162,7 @@ func (r *runtime) Inspect(_ context.Context, id string) (agent.Container, error)
 
 // ImageOf is the image ref itself: the simulator has no registries.
 func (r *runtime) ImageOf(spec agent.ContainerSpec) (string, error) {
-	return string(spec.Service.Spec.Image.Ref), nil
+	return string(spec.Spec.Image.Ref), nil
 }
 
 // HasImage: every image is present but those of slow and stalled pulls,
@@ -205,7 +205,7 @@ func matches(re *regexp.Regexp, s string) bool { return re != nil && re.MatchStr
 func (r *runtime) Create(_ context.Context, spec agent.ContainerSpec) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ref := string(spec.Service.Spec.Image.Ref)
+	ref := string(spec.Spec.Image.Ref)
 	id := r.id(spec.Labels[agent.LabelTaskID] + "/" + spec.Labels[agent.LabelRevision])
 	if r.node.Type != "linux" {
 		id = spec.Name // the embedded real-time OS names containers by name
