@@ -35,6 +35,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,9 +49,6 @@ type authority struct {
 	key     crypto.Signer
 	certPEM []byte
 }
-
-// caValidity is the life of a CA the hub makes itself.
-const caValidity = 10 * 365 * 24 * time.Hour
 
 // loadAuthority reads the CA Secret, making it first when it is missing.
 // Replicas that start together race to create it: the one the API server
@@ -82,16 +80,9 @@ func newCASecret(key client.ObjectKey, now time.Time) (*corev1.Secret, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "edgeplane-hub-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	// client-go's CA: ten years from now, valid from an hour back, so
+	// that a device whose clock lags a little trusts it at once.
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "edgeplane-hub-ca", NotBefore: now.Add(-time.Hour)}, k)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +94,7 @@ func newCASecret(key client.ObjectKey, now time.Time) (*corev1.Secret, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
 		Type:       corev1.SecretTypeTLS,
 		Data: map[string][]byte{
-			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}),
 			corev1.TLSPrivateKeyKey: keyPEM,
 		},
 	}, nil
