@@ -386,7 +386,7 @@ var _ = Describe("The largest service the CRD accepts", func() {
 
 		By("deleting it: the nodes are told, and it goes once they report no container")
 		Expect(k8sClient.Delete(ctx, huge)).To(Succeed())
-		Eventually(func() bool { return assignment(nodes[0]).Spec.Services[key].Deleting }).Should(BeTrue())
+		Eventually(func() bool { return assignment(nodes[0]).Spec.Services[key].Deleting }, time.Minute).Should(BeTrue())
 		for _, n := range nodes {
 			report(n, "linux")
 		}
