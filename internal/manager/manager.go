@@ -133,6 +133,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	if err := mgr.AddReadyzCheck("informers", func(*http.Request) error { return cacheSynced(mgr) }); err != nil {
 		return nil, err
 	}
+	if o.RunControllers || o.facade() {
+		// In default, where the facade's services live and the manager
+		// may create them.
+		if err := mgr.AddReadyzCheck("admission", admitsServices(dryRunService(mgr.GetClient(), "default"))); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 

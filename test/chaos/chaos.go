@@ -243,13 +243,16 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		stormDone <- nil
 	}()
-	// The leader is killed once it has led for KillEvery, and only while
-	// the other replica watches: a kill then tests the failover, not the
-	// start-up, and each leader gets to record what its watch saw. Leaders
+	// The leader is killed once it has led for KillEvery and observed
+	// every service as far as it stood when it began leading, and only
+	// while the other replica watches: a kill then tests the failover,
+	// not the start-up, and each leader gets to record what its watch saw
+	// (on a slow machine that takes longer than KillEvery). Leaders
 	// killed one after another before any recorded lose the versions only
 	// they had seen: the history lives in the replicas' memory
 	// (docs/design/0009-every-version-recorded-through-failover.md).
 	var lastKill, leadSince time.Time
+	var atLead map[string]int64 // each service's generation when the leader began
 	lastKilled, leading := -1, -1
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
@@ -274,11 +277,21 @@ storm:
 				continue
 			}
 			if i != leading {
+				if atLead, err = generations(ctx, c); err != nil {
+					return res, err
+				}
 				leading, leadSince = i, now
 			}
 			other := m.ready(ctx, 1-i)
-			seen = fmt.Sprintf("replica %d leads since %s ago, replica %d ready %v", i, now.Sub(leadSince).Round(time.Millisecond), 1-i, other)
-			if now.Before(leadSince.Add(cfg.KillEvery)) || !other {
+			// The leader has recorded what it saw before it led, the
+			// versions its killed predecessor saw with it: a replica
+			// started after they were superseded never saw them.
+			caught, behind, err := caughtUp(ctx, c, atLead)
+			if err != nil {
+				return res, err
+			}
+			seen = fmt.Sprintf("replica %d leads since %s ago, replica %d ready %v, %s", i, now.Sub(leadSince).Round(time.Millisecond), 1-i, other, behind)
+			if now.Before(leadSince.Add(cfg.KillEvery)) || !other || !caught {
 				continue
 			}
 			if err := m.kill(ctx, i); err != nil {
@@ -345,6 +358,34 @@ storm:
 		}
 	}
 	return res, nil
+}
+
+// generations are the services' generations now.
+func generations(ctx context.Context, c client.Client) (map[string]int64, error) {
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := c.List(ctx, services, client.InNamespace("default")); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, s := range services.Items {
+		out[s.Name] = s.Generation
+	}
+	return out, nil
+}
+
+// caughtUp says whether the leader has observed every service up to its
+// generation in gens, and if not, the first service behind.
+func caughtUp(ctx context.Context, c client.Client, gens map[string]int64) (bool, string, error) {
+	services := &edgev1alpha1.EdgeServiceList{}
+	if err := c.List(ctx, services, client.InNamespace("default")); err != nil {
+		return false, "", err
+	}
+	for _, s := range services.Items {
+		if s.Status.ObservedGeneration < gens[s.Name] {
+			return false, fmt.Sprintf("%s observed at generation %d of %d when it began leading", s.Name, s.Status.ObservedGeneration, gens[s.Name]), nil
+		}
+	}
+	return true, "caught up", nil
 }
 
 // converged says whether every service names its newest record, holding
