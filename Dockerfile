@@ -12,7 +12,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
+# The product module alone: go.work would pull in the harness modules.
+RUN CGO_ENABLED=0 GOWORK=off GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
     -ldflags "-s -w -X github.com/edgeplane/edgeplane/internal/shared/version.version=$VERSION" -o /manager ./cmd/manager
 
 FROM gcr.io/distroless/static:nonroot
