@@ -319,5 +319,5 @@ bench-agent: build ## The agent on Podman and Docker Engine next to the simulato
 .PHONY: bench
 bench: ## Run the benchmarks on envtest and print their figures, into docs/figures/bench.md.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(FIGURES) --page docs/figures/bench.md --title "Benchmarks" --command "make bench" \
-		--intro "The benchmarks of ./controllers (3 iterations each) and ./apiserver (2 s each) on envtest: a table per package, a row per benchmark, a column per unit." -- \
-		bash -ec "go test ./controllers -run '^\$$' -bench . -benchtime 3x; go test ./apiserver -run '^\$$' -bench . -benchtime 2s"
+		--intro "The benchmarks of ./controllers/... (3 iterations each) and ./apiserver (2 s each) on envtest: a table per package, a row per benchmark, a column per unit." -- \
+		bash -ec "go test ./controllers/... -run '^\$$' -bench . -benchtime 3x; go test ./apiserver -run '^\$$' -bench . -benchtime 2s"

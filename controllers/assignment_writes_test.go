@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/controllers"
+	assignmentwriter "github.com/edgeplane/edgeplane/controllers/edgeservice/assignment"
 )
 
 var _ = Describe("The assignment writer", func() {
@@ -42,14 +42,14 @@ var _ = Describe("The assignment writer", func() {
 				Image: edgev1alpha1.ImageSpec{Ref: "app@1#linux", Path: "r.local/app"}}}
 		}
 		c := &writeLog{Client: k8sClient}
-		Expect(controllers.WriteAssignment(ctx, c, node.Name, "aw/a", entry("u-a"))).To(Succeed())
+		Expect(assignmentwriter.WriteNow(ctx, c, c, node.Name, "aw/a", entry("u-a"))).To(Succeed())
 		Expect(c.calls).To(Equal([]string{"create"}), "one request, no patch answered 404 first")
 		a := &edgev1alpha1.NodeAssignment{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node.Name}, a)).To(Succeed())
 		Expect(a.OwnerReferences).To(ConsistOf(HaveField("UID", node.UID)), "it goes with its node")
 		Expect(a.Spec.Services).To(HaveKey("aw/a"))
 
-		Expect(controllers.WriteAssignment(ctx, c, node.Name, "aw/b", entry("u-b"))).To(Succeed())
+		Expect(assignmentwriter.WriteNow(ctx, c, c, node.Name, "aw/b", entry("u-b"))).To(Succeed())
 		Expect(c.calls).To(Equal([]string{"create", "patch"}))
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: node.Name}, a)).To(Succeed())
 		Expect(a.Spec.Services).To(HaveKey("aw/b"))

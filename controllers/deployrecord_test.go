@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/controllers/edgeservice"
 )
 
 func images(recs []edgev1alpha1.DeployRecord) []string {
@@ -153,7 +153,7 @@ var _ = Describe("DeployRecords", func() {
 			// The view is frozen as the cache held it before the first
 			// reconcile: the service without status, and no records.
 			view := &staleView{Client: k8sClient, svc: getService(ns, "stale")}
-			r := &controllers.EdgeServiceReconciler{
+			r := &edgeservice.Reconciler{
 				Client: view, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
 			}
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)}
@@ -201,7 +201,7 @@ var _ = Describe("DeployRecords", func() {
 			}).Should(Succeed())
 			before := images(records(ns, "behind"))
 
-			r := &controllers.EdgeServiceReconciler{
+			r := &edgeservice.Reconciler{
 				Client: view, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
 			}
 			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
@@ -278,7 +278,7 @@ var _ = Describe("Finalizers", func() {
 			Expect(client.IgnoreNotFound(k8sClient.Patch(ctx, s, p))).To(Succeed())
 		})
 
-		r := &controllers.EdgeServiceReconciler{
+		r := &edgeservice.Reconciler{
 			Client: &staleView{Client: k8sClient, svc: stale}, APIReader: k8sClient, Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{},
 		}
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
@@ -368,7 +368,7 @@ var _ = Describe("A record of a service on many nodes", func() {
 		By("every node listed, the record is more than etcd stores")
 		Expect(k8sClient.Create(ctx, record("all", all[:1100], 0))).To(MatchError(Or(ContainSubstring("too large"), ContainSubstring("larger than max"))))
 		By("cut to what fits, it is stored, and says how many it left out")
-		kept, omitted := controllers.CapRecordNodes(all)
+		kept, omitted := edgeservice.CapRecordNodes(all)
 		Expect(k8sClient.Create(ctx, record("cut", kept, omitted))).To(Succeed())
 		got := &edgev1alpha1.DeployRecord{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "cut"}, got)).To(Succeed())

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
-	"github.com/edgeplane/edgeplane/controllers"
+	"github.com/edgeplane/edgeplane/controllers/edgeservice"
 )
 
 // zoned returns labels with the zone label set: each spec's nodes form a
@@ -36,7 +36,7 @@ func zoned(zone string, labels map[string]string) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[controllers.ZoneLabel] = zone
+	out[edgeservice.ZoneLabel] = zone
 	return out
 }
 

@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package controllers sets up edgeplane's reconcilers, one package per
+// kind: edgenode, edgeservice, provisiontemplate and nodecredentials.
 package controllers
 
 import (
@@ -32,6 +34,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
+	"github.com/edgeplane/edgeplane/controllers/edgenode"
+	"github.com/edgeplane/edgeplane/controllers/edgeservice"
+	"github.com/edgeplane/edgeplane/controllers/nodecredentials"
+	"github.com/edgeplane/edgeplane/controllers/provisiontemplate"
 	"github.com/edgeplane/edgeplane/internal/manager/index"
 )
 
@@ -99,7 +105,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := (&EdgeNodeReconciler{
+	if err := (&edgenode.Reconciler{
 		Client:         mgr.GetClient(),
 		Recorder:       mgr.GetEventRecorder("edgenode-controller"),
 		Clock:          o.Clock,
@@ -109,7 +115,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&EdgeServiceReconciler{
+	if err := (&edgeservice.Reconciler{
 		Client:          mgr.GetClient(),
 		Informers:       mgr.GetCache(),
 		APIReader:       mgr.GetAPIReader(),
@@ -120,14 +126,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
-	if err := (&NodeCredentialsReconciler{
+	if err := (&nodecredentials.Reconciler{
 		Client:         mgr.GetClient(),
 		Recorder:       mgr.GetEventRecorder("nodecredentials-controller"),
 		LeaseNamespace: o.LeaseNamespace,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	return (&ProvisionTemplateReconciler{
+	return (&provisiontemplate.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("provisiontemplate-controller"),
 		Clock:    o.Clock,

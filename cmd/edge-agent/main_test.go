@@ -18,13 +18,6 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +27,7 @@ import (
 	"github.com/edgeplane/edgeplane/cmd/edge-agent/flags"
 	"github.com/edgeplane/edgeplane/internal/agent/app"
 	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
 
 // The shipped systemd unit starts the agent with flags it knows.
@@ -188,32 +182,21 @@ func TestJoinFlags(t *testing.T) {
 // server as node, as edge-agent join saves it.
 func writeIdentity(t *testing.T, dir, server, node string) {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub-ca"}, IsCA: true, BasicConstraintsValid: true,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, err := testenv.NewCA("hub-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: node, Organization: []string{hubapi.NodeCertOrganization}},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, caTmpl, &key.PublicKey, caKey)
+	certPEM, keyPEM, err := ca.Issue(testenv.Leaf{CommonName: node, Organization: hubapi.NodeCertOrganization, Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{
-		"ca.crt":        pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		"node.crt":      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"node.key":      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		"ca.crt":        ca.PEM,
+		"node.crt":      certPEM,
+		"node.key":      keyPEM,
 		"identity.json": []byte(`{"server": "` + server + `", "node": "` + node + `", "leaseNamespace": "hub-leases"}`),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {

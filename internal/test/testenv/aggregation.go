@@ -72,6 +72,9 @@ func (ca *CA) Pool() *x509.CertPool {
 // Leaf is what a certificate the CA issues is for.
 type Leaf struct {
 	CommonName string
+	// Organization, if set, is the subject's organization (a node
+	// certificate's group).
+	Organization string
 	// Client makes a client certificate, else a serving one for DNSNames
 	// and 127.0.0.1.
 	Client   bool
@@ -88,6 +91,9 @@ func (ca *CA) Issue(leaf Leaf) (certPEM, keyPEM []byte, err error) {
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: leaf.CommonName},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if leaf.Organization != "" {
+		tmpl.Subject.Organization = []string{leaf.Organization}
 	}
 	if leaf.Client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
