@@ -17,6 +17,9 @@ limitations under the License.
 package hack
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +192,44 @@ func TestInternalGroupedByProcess(t *testing.T) {
 			if !slices.ContainsFunc(processes[g], func(allowed string) bool { return in(imp, allowed) }) {
 				t.Errorf("%s (%s) imports %s, another process's package", pkg, g, imp)
 			}
+		}
+	}
+}
+
+// Each reconciler is a package of its own under controllers/, so that a
+// kind's code and its unit tests sit where a reader looks for them:
+// controllers/ itself sets them up and holds no Reconcile.
+func TestOneReconcilerPerPackage(t *testing.T) {
+	root := filepath.Join(testenv.RepoRoot(), "controllers")
+	byDir := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv != nil && fn.Name.Name == "Reconcile" {
+				dir, _ := filepath.Rel(root, filepath.Dir(path))
+				byDir[dir] = append(byDir[dir], filepath.Base(path))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byDir) == 0 {
+		t.Fatal("no Reconcile method found under controllers/")
+	}
+	for dir, files := range byDir {
+		switch {
+		case dir == ".":
+			t.Errorf("controllers/ declares Reconcile (%s): each kind's reconciler goes in a package of its own", strings.Join(files, ", "))
+		case len(files) > 1:
+			t.Errorf("controllers/%s declares %d reconcilers (%s): one package per kind", dir, len(files), strings.Join(files, ", "))
 		}
 	}
 }
