@@ -176,9 +176,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.load.set(svc.UID, all)
 	if !equality.Semantic.DeepEqual(status, &svc.Status) {
 		before := svc.Status.DeepCopy()
-		patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		base := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		svc.Status = *status
-		if err := r.Status().Patch(ctx, svc, patch); err != nil {
+		if err := r.Status().Patch(ctx, svc, base); err != nil {
 			return ctrl.Result{}, err
 		}
 		// Only once the change is written: a retried reconcile would
@@ -572,7 +572,7 @@ func (r *Reconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	base := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(svc, edgev1alpha1.FinalizerContainers)
 	for k := range svc.Labels {
 		if strings.HasPrefix(k, names.PlacementLabelPrefix) && !placed[k] {
@@ -585,7 +585,7 @@ func (r *Reconciler) syncMeta(ctx context.Context, svc *edgev1alpha1.EdgeService
 	for k := range placed {
 		svc.Labels[k] = ""
 	}
-	if err := r.Patch(ctx, svc, patch); err != nil {
+	if err := r.Patch(ctx, svc, base); err != nil {
 		return fmt.Errorf("patching the finalizer and placement labels: %w", err)
 	}
 	return nil

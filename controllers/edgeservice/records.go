@@ -505,7 +505,8 @@ func (r *Reconciler) newRecord(svc *edgev1alpha1.EdgeService, c observedConfig, 
 const maxRecordNodeBytes = 256 << 10
 
 // CapRecordNodes keeps the first of a record's nodes (sorted by name)
-// that fit in maxRecordNodeBytes, and counts the rest.
+// that fit in maxRecordNodeBytes, and counts the rest. Exported for the
+// envtest suite, which checks a record against it.
 func CapRecordNodes(nodes []edgev1alpha1.RecordNode) ([]edgev1alpha1.RecordNode, int32) {
 	size := 0
 	for i, n := range nodes {

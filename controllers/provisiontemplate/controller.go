@@ -134,9 +134,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, pt *edgev1alpha1.Provision
 	if equality.Semantic.DeepEqual(status, &pt.Status) {
 		return nil
 	}
-	patch := client.MergeFrom(pt.DeepCopy())
+	base := client.MergeFrom(pt.DeepCopy())
 	pt.Status = *status
-	return client.IgnoreNotFound(r.Status().Patch(ctx, pt, patch))
+	return client.IgnoreNotFound(r.Status().Patch(ctx, pt, base))
 }
 
 // SetupWithManager wires the reconciler to entries; a change of an entry

@@ -95,6 +95,9 @@ type assignmentOp struct {
 	done  func(error)
 }
 
+// NewWriter makes a Writer that writes through c and reads past the cache
+// through api; wake, if set, is called with a service's key when a write
+// of it starts to fail. Start runs its writes.
 func NewWriter(c client.Client, api client.Reader, wake func(key string)) *Writer {
 	return &Writer{
 		c: c, api: api, wake: wake,

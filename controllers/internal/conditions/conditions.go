@@ -103,17 +103,17 @@ func setAbnormal(conds []metav1.Condition, now time.Time, gen int64, typ string,
 // however long their messages: a condition message may hold 32 KiB, an
 // event note 1 KiB.
 const (
-	MaxListed    = 5
+	maxListed    = 5
 	MaxItemText  = 512
 	MaxEventNote = 1000
 )
 
-// CapList joins at most MaxListed items, each cut to MaxItemText bytes,
+// CapList joins at most maxListed items, each cut to MaxItemText bytes,
 // and says how many more there are.
 func CapList(items []string) string {
 	shown := items
-	if len(shown) > MaxListed {
-		shown = shown[:MaxListed]
+	if len(shown) > maxListed {
+		shown = shown[:maxListed]
 	}
 	parts := make([]string, 0, len(shown)+1)
 	for _, it := range shown {

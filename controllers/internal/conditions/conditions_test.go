@@ -109,7 +109,7 @@ func TestCaps(t *testing.T) {
 	for i := range hundred {
 		hundred[i] = strings.Repeat("x", 4096)
 	}
-	if n := len(CapList(hundred)); n > MaxListed*(MaxItemText+2)+20 {
+	if n := len(CapList(hundred)); n > maxListed*(MaxItemText+2)+20 {
 		t.Errorf("100 messages of 4 KiB joined to %d bytes", n)
 	}
 	if got := text.Cut("short", 10); got != "short" {
