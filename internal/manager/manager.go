@@ -31,13 +31,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/apiserver"
 	"github.com/edgeplane/edgeplane/controllers"
 	"github.com/edgeplane/edgeplane/internal/hub"
@@ -140,6 +143,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 			return nil, err
 		}
 	}
+	if o.RunControllers {
+		if err := mgr.AddReadyzCheck("leader-caught-up", leaderCaughtUp(cachedServices(mgr), clock.RealClock{})); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -209,6 +217,21 @@ func startManager(ctx context.Context, mgr ctrl.Manager) error {
 	case <-time.After(unsyncedStopGrace):
 		ctrl.Log.WithName("setup").Info("Stopped before the cache synced; not waiting for the manager", "waited", unsyncedStopGrace)
 		return nil
+	}
+}
+
+// cachedServices lists the services from the cache once it has synced,
+// without copying them: the readiness check only reads them.
+func cachedServices(mgr ctrl.Manager) func(context.Context) ([]edgev1alpha1.EdgeService, error) {
+	return func(ctx context.Context) ([]edgev1alpha1.EdgeService, error) {
+		if err := cacheSynced(mgr); err != nil {
+			return nil, err
+		}
+		l := &edgev1alpha1.EdgeServiceList{}
+		if err := mgr.GetClient().List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		return l.Items, nil
 	}
 }
 

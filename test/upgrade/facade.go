@@ -36,6 +36,12 @@ import (
 type facadeReader struct {
 	addrs   [2]string
 	serving [2]atomic.Bool
+	// changes counts each replica's entries into and out of the
+	// endpoints: a request whose replica left them while it was under way
+	// (chosen, then delayed on a busy machine until the replica's
+	// successor listened on the same port, which a pod's new address
+	// rules out) is not counted.
+	changes [2]atomic.Int64
 	client  *http.Client
 
 	mu       sync.Mutex
@@ -52,7 +58,10 @@ func newFacadeReader(addrs [2]string) *facadeReader {
 }
 
 // serve adds replica i to the endpoints or takes it out.
-func (f *facadeReader) serve(i int, on bool) { f.serving[i].Store(on) }
+func (f *facadeReader) serve(i int, on bool) {
+	f.changes[i].Add(1)
+	f.serving[i].Store(on)
+}
 
 // routes are what legacy clients read most.
 var routes = []string{"/api/v1/node?pageSize=100", "/api/v1/service?pageNum=1&pageSize=50"}
@@ -70,10 +79,17 @@ func (f *facadeReader) run(ctx context.Context) {
 		if !f.serving[replica].Load() {
 			replica = 1 - replica
 		}
+		changes := f.changes[replica].Load()
+		if !f.serving[replica].Load() {
+			continue // both out of the endpoints for a moment
+		}
 		start := time.Now()
 		err := f.get(ctx, f.addrs[replica], routes[(i/2)%len(routes)])
 		if ctx.Err() != nil {
 			return // cut short by the run's end, not an answer
+		}
+		if err != nil && f.changes[replica].Load() != changes {
+			continue // its replica left the endpoints meanwhile
 		}
 		f.mu.Lock()
 		f.sent++
