@@ -101,6 +101,14 @@ type reviewed struct {
 const reviewTimeout = 5 * time.Second
 
 func newKubeAuthorizer(cfg *rest.Config, namespace string, audiences []string, ttl, stale time.Duration) (*kubeAuthorizer, error) {
+	// The reviews' client has room above the review limit, so that the
+	// limit is what bounds a flood of made-up tokens (429 at once), not the
+	// client's own rate, which would queue the flood's reviews and real
+	// users' SubjectAccessReviews behind them alike.
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS >= 0 {
+		cfg.QPS, cfg.Burst = max(cfg.QPS, 2*reviewRate), max(cfg.Burst, 2*reviewBurst)
+	}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

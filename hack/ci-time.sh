@@ -25,11 +25,20 @@ busy=0
 
 busy_pid=""
 work=""
+job=""
+# The run is a session of its own, so Ctrl-C on this script does not reach
+# it: stopping this script interrupts the run as Ctrl-C would, and waits
+# for it, before its clone goes.
 cleanup() {
+	if [[ -n "$job" ]] && kill -0 "$job" 2>/dev/null; then
+		kill -INT -- "-$job" 2>/dev/null || true
+		wait "$job" 2>/dev/null || true
+	fi
 	[[ -z "$busy_pid" ]] || kill "$busy_pid" 2>/dev/null || true
 	[[ -z "$work" ]] || rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 if [[ $busy == 1 ]]; then
 	bash -c 'while :; do :; done' &
 	busy_pid=$!
@@ -81,6 +90,7 @@ for run in $(seq 1 "$runs"); do
 	fi
 	wait "$job"
 	rc=$?
+	job=""
 	set -e
 	total=$(($(date +%s) - start))
 	sleep 1 # the output's last lines
