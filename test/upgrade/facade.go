@@ -57,10 +57,12 @@ func newFacadeReader(addrs [2]string) *facadeReader {
 	return f
 }
 
-// serve adds replica i to the endpoints or takes it out.
+// serve adds replica i to the endpoints or takes it out: the flag first,
+// then the count, so that a request that read the count and then found its
+// replica serving finds the count moved if the replica left meanwhile.
 func (f *facadeReader) serve(i int, on bool) {
-	f.changes[i].Add(1)
 	f.serving[i].Store(on)
+	f.changes[i].Add(1)
 }
 
 // routes are what legacy clients read most.
@@ -81,7 +83,7 @@ func (f *facadeReader) run(ctx context.Context) {
 		}
 		changes := f.changes[replica].Load()
 		if !f.serving[replica].Load() {
-			continue // both out of the endpoints for a moment
+			continue // it left the endpoints just now
 		}
 		start := time.Now()
 		err := f.get(ctx, f.addrs[replica], routes[(i/2)%len(routes)])

@@ -300,7 +300,10 @@ func (w *Writer) DropService(key string) {
 // assignment at once, past the queue: for a reconciler that runs without
 // a manager to start the writer, and for the suites.
 func WriteNow(ctx context.Context, c client.Client, api client.Reader, node, key string, e *edgev1alpha1.AssignedService) error {
-	return NewWriter(c, api, nil).apply(ctx, node, []assignmentOp{{key: key, entry: e}})
+	// No queue: a write made at once needs none, and a workqueue would
+	// start a goroutine per call that nothing shuts down.
+	w := &Writer{c: c, api: api}
+	return w.apply(ctx, node, []assignmentOp{{key: key, entry: e}})
 }
 
 // apply makes one write of a node's assignment holding ops, touching no
