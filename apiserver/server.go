@@ -256,6 +256,11 @@ func (s *Server) Addr() string {
 	return a
 }
 
+// Synced says whether the facade answers its routes: its cache and its own
+// indexes have synced. The manager's readiness includes it, so that a
+// Service sends no request to a replica that would answer 503.
+func (s *Server) Synced() bool { return s.synced.Load() }
+
 // Start serves until ctx is done.
 func (s *Server) Start(ctx context.Context) error {
 	if a, ok := s.auth.(*kubeAuthorizer); ok {

@@ -150,7 +150,12 @@ func TestManager(t *testing.T) {
 
 	g.Eventually(func() int { code, _ := fetch("http://" + probes + "/healthz"); return code }).Should(Equal(http.StatusOK))
 	g.Eventually(func() int { code, _ := fetch("http://" + probes + "/readyz"); return code }).Should(Equal(http.StatusOK))
-	g.Eventually(func() int { code, _ := fetch("http://" + facade + "/readyz"); return code }).Should(Equal(http.StatusOK))
+	// A ready replica serves the facade at once: a Service sends it
+	// requests from its first ready probe on.
+	first, answer := fetch("http://" + facade + "/api/v1/node")
+	g.Expect(first).To(Equal(http.StatusOK), "the facade of a ready replica answers: %s", answer)
+	_, verbose := fetch("http://" + probes + "/readyz?verbose")
+	g.Expect(verbose).To(ContainSubstring("[+]facade ok"))
 
 	node := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: "mgr-node"}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:7200"}}
 	g.Expect(c.Create(ctx, node)).To(Succeed())

@@ -136,6 +136,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	if err := mgr.AddReadyzCheck("informers", func(*http.Request) error { return cacheSynced(mgr) }); err != nil {
 		return nil, err
 	}
+	if m.facade != nil {
+		if err := mgr.AddReadyzCheck("facade", facadeSynced(m.facade.Synced)); err != nil {
+			return nil, err
+		}
+	}
 	if o.RunControllers || o.facade() {
 		// In default, where the facade's services live and the manager
 		// may create them.
