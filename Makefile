@@ -69,7 +69,7 @@ TEST_PARALLEL ?=
 # The longest suites start first (go test runs packages in the order
 # given, each once): in path order they came last and the run waited on
 # them alone.
-SLOW_SUITES = ./test/e2e/engine/podman ./controllers ./test/e2e/engine/docker ./test/edgechaos ./test/e2e/console ./test/e2e/install ./test/chaos ./test/upgrade ./test/e2e/hub
+SLOW_SUITES = ./test/e2e/engine/podman ./controllers ./test/e2e/engine/docker ./test/upgrade ./test/e2e/install ./test/e2e/console ./test/edgechaos ./test/chaos ./test/e2e/hub
 
 .PHONY: stress
 stress: ## Run one package's tests N times (5) with one core kept busy, to hunt a flake: make stress PKG=./test/chaos N=5 [RUN=regexp]; each run through hack/testexec, a failed run's output kept; last line: stress: package= runs= passed= failed= logs=

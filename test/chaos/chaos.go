@@ -104,7 +104,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		if stopErr := testenv.Stop(env, cancel); err == nil {
+			err = stopErr
+		}
+	}()
 	dir, err := os.MkdirTemp("", "edgeplane-chaos")
 	if err != nil {
 		return res, err

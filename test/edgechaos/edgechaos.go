@@ -178,15 +178,19 @@ type run struct {
 }
 
 // Run performs one chaos run.
-func Run(ctx context.Context, cfg Config) (Result, error) {
-	var res Result
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	r := &run{cfg: cfg, realChanged: make(chan struct{}, 1)}
 	r.logf = func(format string, args ...any) { fmt.Fprintf(cfg.Log, "edge-chaos: "+format+"\n", args...) }
 	env, restCfg, c, err := testenv.Start()
 	if err != nil {
 		return res, err
 	}
-	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		if stopErr := testenv.Stop(env, cancel); err == nil {
+			err = stopErr
+		}
+	}()
 	r.c = c
 	if r.dir, err = os.MkdirTemp("", "edgeplane-edge-chaos"); err != nil {
 		return res, err

@@ -177,7 +177,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() {
+		if stopErr := testenv.Stop(env, cancel); err == nil {
+			err = stopErr
+		}
+	}()
 	r.c = c
 	if r.dir, err = os.MkdirTemp("", "edgeplane-upgrade"); err != nil {
 		return res, err
