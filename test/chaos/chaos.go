@@ -104,9 +104,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, endWatches := context.WithCancel(ctx)
+	var viewEnded chan struct{} // the test's own watch, once started
 	defer func() {
-		if stopErr := testenv.Stop(env, cancel); err == nil {
+		if stopErr := testenv.Stop(env, endWatches, viewEnded); err == nil {
 			err = stopErr
 		}
 	}()
@@ -157,7 +158,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
 		return res, err
 	}
-	go func() { _ = view.Start(ctx) }()
+	viewEnded = make(chan struct{})
+	go func() {
+		defer close(viewEnded)
+		_ = view.Start(ctx)
+	}()
 	if !view.WaitForCacheSync(ctx) {
 		return res, errors.New("the test's own watch of services did not sync")
 	}

@@ -185,9 +185,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, endWatches := context.WithCancel(ctx)
 	defer func() {
-		if stopErr := testenv.Stop(env, cancel); err == nil {
+		if stopErr := testenv.Stop(env, endWatches, r.delivered.Ended()); err == nil {
 			err = stopErr
 		}
 	}()

@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	defer func() {
-		if stopErr := testenv.Stop(env, cancel); err == nil {
+		if stopErr := testenv.Stop(env, cancel, r.delivered.Ended()); err == nil {
 			err = stopErr
 		}
 	}()

@@ -102,12 +102,18 @@ func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment,
 	return env, cfg, c, nil
 }
 
-// Stop stops env once cancel has ended this process's watches of it, and
-// fails when kube-apiserver had to be killed: it does not stop while a
-// watch is open, and envtest waits its stop timeout, a minute, before it
-// kills it.
-func Stop(env *envtest.Environment, cancel context.CancelFunc) error {
+// Stop stops env once cancel has ended this process's watches of it and
+// each of ended is closed (a cache's Start returned; nil: never started),
+// and fails when
+// kube-apiserver had to be killed: it does not stop while a watch is open,
+// and envtest waits its stop timeout, a minute, before it kills it.
+func Stop(env *envtest.Environment, cancel context.CancelFunc, ended ...<-chan struct{}) error {
 	cancel()
+	for _, e := range ended {
+		if e != nil {
+			<-e
+		}
+	}
 	if err := env.Stop(); err != nil {
 		return fmt.Errorf("stopping kube-apiserver and etcd (is a watch of this process still open?): %w", err)
 	}

@@ -39,14 +39,26 @@ import (
 // Delivered are the versions the watch delivered: per service, each
 // generation with a mark a failure names it by.
 type Delivered struct {
-	mu   sync.Mutex
-	gens map[string]map[int64]string
+	mu    sync.Mutex
+	gens  map[string]map[int64]string
+	ended chan struct{}
+}
+
+// Ended is closed once the watch has ended with its context; nil-safe, so
+// that a run that failed before it watched can wait for it too.
+func (d *Delivered) Ended() <-chan struct{} {
+	if d == nil {
+		ended := make(chan struct{})
+		close(ended)
+		return ended
+	}
+	return d.ended
 }
 
 // Watch starts a watch of the services until ctx ends, noting each
 // version with mark(service), and returns once it has synced.
 func Watch(ctx context.Context, cfg *rest.Config, mark func(*edgev1alpha1.EdgeService) string) (*Delivered, error) {
-	d := &Delivered{gens: map[string]map[int64]string{}}
+	d := &Delivered{gens: map[string]map[int64]string{}, ended: make(chan struct{})}
 	view, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
 		return nil, err
@@ -68,7 +80,10 @@ func Watch(ctx context.Context, cfg *rest.Config, mark func(*edgev1alpha1.EdgeSe
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }}); err != nil {
 		return nil, err
 	}
-	go func() { _ = view.Start(ctx) }()
+	go func() {
+		defer close(d.ended)
+		_ = view.Start(ctx)
+	}()
 	if !view.WaitForCacheSync(ctx) {
 		return nil, errors.New("the run's own watch of services did not sync")
 	}
