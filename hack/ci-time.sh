@@ -116,8 +116,9 @@ for run in $(seq 1 "$runs"); do
 		echo "ci-time: run $run: bash .ci/run exit $rc after ${total}s, $nleft processes left" >&2
 		failed=1
 	else
-		# The steps of make test: go vet, then the test packages, then the
-		# fuzz step, each starting at its first line.
+		# The steps of make test: go vet, then the test packages, then what
+		# the fuzz step (run beside them, its output after theirs) took
+		# after them, each starting at its first line.
 		lines+=("$(awk -v run="$run" -v caches="$caches" -v busy="$busy" -v total="$total" -v left="$nleft" '
 			/ go test: [0-9]+ packages at once/ && !tests { tests = $1; parallel = $4 }
 			/ fuzz Fuzz/ && !fuzz { fuzz = $1 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make test after go vet: every test package, then the fuzz step, then a
-# check that the run left no process behind.
+# make test after go vet: every test package with the fuzz step beside
+# them, then a check that the run left no process behind.
 #
 # - Packages run TEST_PARALLEL at once; unset, one per core, fewer when
 #   memory is short (each suite's kube-apiserver, etcd and engine take
@@ -10,8 +10,8 @@
 #   that passes but leaves a process running failed.
 # - Every process of the run carries EDGEPLANE_TEST_RUN in its
 #   environment; at the end, any still alive is named, killed, and the run
-#   fails. Interrupted (Ctrl-C, SIGTERM), the run lets the suites clean up,
-#   skips the fuzz step, and runs the same check.
+#   fails. Interrupted (Ctrl-C, SIGTERM), the run lets the suites and the
+#   fuzz step clean up, and runs the same check.
 #
 # Env: TEST_PARALLEL, SLOW_SUITES (packages to start first), TEST_PACKAGES
 # (the three modules' packages: ./... ./hack/... ./test/...), TEST_TIMEOUT
@@ -74,6 +74,18 @@ interrupted=""
 on_signal() { interrupted=1; }
 trap on_signal INT TERM
 
+# The fuzz step runs beside the test packages, at the lowest CPU priority:
+# the suites mostly wait (a warm run leaves about half the machine idle,
+# docs/figures/ci-warm.md), and the fuzzer takes only what they leave. Its
+# output is shown once the packages are done. setsid: its process group
+# is its own, to interrupt as one.
+fuzz=""
+fuzzlog=$(mktemp "${TMPDIR:-/tmp}/edgeplane-fuzz.XXXXXX")
+if [[ -z "${SKIP_FUZZ:-}" ]]; then
+	setsid nice -n 19 "${MAKE:-make}" --no-print-directory fuzz >"$fuzzlog" 2>&1 &
+	fuzz=$!
+fi
+
 rc=0
 echo "go test: $TEST_PARALLEL packages at once ($(nproc) cores)"
 # In the background and waited for: bash runs a trap only between
@@ -91,11 +103,23 @@ while :; do
 	# script does not. testexec passes one interrupt to its suite.
 	kill -INT "$gotest" 2>/dev/null || true
 	pkill -INT -P "$gotest" 2>/dev/null || true
+	[[ -z "$fuzz" ]] || kill -TERM -- "-$fuzz" 2>/dev/null || true
 done
 
-if [[ -z "$interrupted" && $rc -eq 0 && -z "${SKIP_FUZZ:-}" ]]; then
-	"${MAKE:-make}" --no-print-directory fuzz || rc=$?
+if [[ -n "$fuzz" ]]; then
+	# Failed or interrupted packages end the fuzz step: its figures would
+	# not make the run green. SIGTERM, which a background job does not
+	# ignore, reaches make's shell loop as well as go test.
+	[[ -z "$interrupted" && $rc -eq 0 ]] || kill -TERM -- "-$fuzz" 2>/dev/null || true
+	while :; do
+		wait "$fuzz" && frc=0 || frc=$?
+		kill -0 "$fuzz" 2>/dev/null || break
+		kill -TERM -- "-$fuzz" 2>/dev/null || true
+	done
+	cat "$fuzzlog"
+	((rc != 0 || frc == 0)) || rc=$frc
 fi
+rm -f "$fuzzlog"
 check || rc=1
 [[ -z "$interrupted" ]] || { echo "make test: interrupted"; exit 130; }
 exit "$rc"
