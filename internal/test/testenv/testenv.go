@@ -104,9 +104,8 @@ func Start(configure ...func(*envtest.Environment) error) (*envtest.Environment,
 
 // Stop stops env once cancel has ended this process's watches of it and
 // each of ended is closed (a cache's Start returned; nil: never started),
-// and fails when
-// kube-apiserver had to be killed: it does not stop while a watch is open,
-// and envtest waits its stop timeout, a minute, before it kills it.
+// and fails when kube-apiserver had to be killed: it does not stop while
+// a watch is open, and envtest waits its stop timeout, a minute, first.
 func Stop(env *envtest.Environment, cancel context.CancelFunc, ended ...<-chan struct{}) error {
 	cancel()
 	for _, e := range ended {
