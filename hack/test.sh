@@ -75,8 +75,8 @@ on_signal() { interrupted=1; }
 trap on_signal INT TERM
 
 # The fuzz step runs beside the test packages, at the lowest CPU priority:
-# the suites mostly wait (a warm run leaves about half the machine idle,
-# docs/figures/ci-warm.md), and the fuzzer takes only what they leave. Its
+# the suites mostly wait (sampled from /proc/stat over a warm run, the 2
+# cores were about half idle), and the fuzzer takes only what they leave. Its
 # output is shown once the packages are done. setsid: its process group
 # is its own, to interrupt as one.
 fuzz=""
