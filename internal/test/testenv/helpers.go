@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -39,15 +40,32 @@ func Parallel(n int, f func(i int) error) error {
 }
 
 // FreeAddr is a loopback address nobody listens on, for a server a test
-// starts.
+// starts, and one this process has not handed out before: the kernel may
+// give a port just closed to the next listen on :0 again, so two servers
+// started side by side (a pod's metrics and hub ports) could otherwise
+// be told the same port, and one of them fail to bind.
 func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
 }
+
+// handedOut are the addresses FreeAddr has given.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
 
 // Ready says whether the manager whose health probes listen on addr is
 // ready (its /readyz answers 200 within 2 s): its informers have synced,
