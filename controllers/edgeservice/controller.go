@@ -310,6 +310,12 @@ func (r *Reconciler) nodeStore(ctx context.Context) (toolscache.Store, error) {
 	return nil, nil
 }
 
+// legacyNode says whether a node's agent predates assignments: its
+// services follow status.containers, usage figures included.
+func legacyNode(n *edgev1alpha1.EdgeNode) bool {
+	return n.Status.NodeInfo != nil && !n.Status.NodeInfo.ReadsAssignment
+}
+
 // observed finds the container an agent reports for an instance.
 func observed(nodes map[string]*edgev1alpha1.EdgeNode, inst edgev1alpha1.ServiceInstance) *edgev1alpha1.ObservedContainer {
 	return instances.Observed(nodes[inst.NodeName], inst.TaskID)
@@ -336,7 +342,7 @@ func desiredStatus(svc *edgev1alpha1.EdgeService, p placement, nodes map[string]
 func onLegacyNodes(all []edgev1alpha1.ServiceInstance, nodes map[string]*edgev1alpha1.EdgeNode) []edgev1alpha1.ServiceInstance {
 	var out []edgev1alpha1.ServiceInstance
 	for _, inst := range all {
-		if n := nodes[inst.NodeName]; n != nil && n.Status.NodeInfo != nil && !n.Status.NodeInfo.ReadsAssignment {
+		if n := nodes[inst.NodeName]; n != nil && legacyNode(n) {
 			out = append(out, inst)
 		}
 	}
@@ -803,20 +809,29 @@ func (r *Reconciler) enqueueForNode(ctx context.Context, q workqueue.TypedRateLi
 	// on the node; a change of its state, type or labels changes where
 	// instances go.
 	add := func(key types.NamespacedName) { r.followUps.add(q, key) }
+	// Nil: every service on the node follows; else those with an
+	// instance among these tasks.
+	var tasks map[string]bool
 	if old == nil || old.Status.Status != n.Status.Status || edgenode.Available(old) != edgenode.Available(n) || nodeOS(old) != nodeOS(n) || !equality.Semantic.DeepEqual(old.Labels, n.Labels) {
 		lists = append(lists, client.MatchingFields{index.ServiceBySpecNode: n.Name}, client.MatchingFields{index.ServiceByPolicy: string(edgev1alpha1.PolicyDynamic)})
 		add = func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) }
 	} else if equality.Semantic.DeepEqual(old.Status.Containers, n.Status.Containers) {
 		return
+	} else if !legacyNode(n) {
+		// Usage figures alone matter to no service.
+		if tasks = changedTasks(old.Status.Containers, n.Status.Containers); len(tasks) == 0 {
+			return
+		}
 	}
 	// The services on the node: in its assignment, and (agents that
-	// predate assignments) in status.containers.
+	// predate assignments) in status.containers. A report of one
+	// container follows its service alone, not the node's every service.
 	a := &edgev1alpha1.NodeAssignment{}
 	if err := r.Get(ctx, types.NamespacedName{Name: n.Name}, a, client.UnsafeDisableDeepCopy); client.IgnoreNotFound(err) != nil {
 		logf.FromContext(ctx).Error(err, "Reading the node's assignment", "node", n.Name)
 	}
-	for key := range a.Spec.Services {
-		if k, ok := serviceKey(key); ok {
+	for key, e := range a.Spec.Services {
+		if k, ok := serviceKey(key); ok && (tasks == nil || followsTasks(e, tasks)) {
 			add(k)
 		}
 	}

@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 )
 
 // followUpFactor and maxFollowUpDelay pace the reconciles that only follow
@@ -95,4 +97,44 @@ func statusOnly(old, cur client.Object) bool {
 		maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) &&
 		slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) &&
 		equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
+}
+
+// changedTasks are the task ids whose containers a report changed in what
+// a service's status reads: an entry added, removed or different but for
+// its usage figures, which only the facade reads. A report of usage alone
+// follows no service.
+func changedTasks(was, is []edgev1alpha1.ObservedContainer) map[string]bool {
+	before := make(map[string]edgev1alpha1.ObservedContainer, len(was))
+	for _, c := range was {
+		if c.TaskID != "" {
+			before[c.TaskID] = withoutUsage(c)
+		}
+	}
+	changed := map[string]bool{}
+	for _, c := range is {
+		if c.TaskID == "" {
+			continue
+		}
+		old, ok := before[c.TaskID]
+		if !ok || !equality.Semantic.DeepEqual(old, withoutUsage(c)) {
+			changed[c.TaskID] = true
+		}
+		delete(before, c.TaskID)
+	}
+	for task := range before {
+		changed[task] = true
+	}
+	return changed
+}
+
+// withoutUsage is a container's entry without its usage figures.
+func withoutUsage(c edgev1alpha1.ObservedContainer) edgev1alpha1.ObservedContainer {
+	c.CPU, c.Memory, c.Size = nil, nil, nil
+	return c
+}
+
+// followsTasks says whether an entry of a node's assignment has an
+// instance among tasks.
+func followsTasks(e edgev1alpha1.AssignedService, tasks map[string]bool) bool {
+	return slices.ContainsFunc(e.Instances, func(i edgev1alpha1.AssignedInstance) bool { return tasks[i.TaskID] })
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package edgeservice
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,5 +119,47 @@ func TestStatusOnly(t *testing.T) {
 		if got := statusOnly(base(), cur); got != c.want {
 			t.Errorf("%s: statusOnly = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestChangedTasks shows which containers of a report a service follows:
+// a change of state, revision or failure, an added or a gone container;
+// not new usage figures, nor containers no task runs.
+func TestChangedTasks(t *testing.T) {
+	running := func(task string, cpu float64) edgev1alpha1.ObservedContainer {
+		return edgev1alpha1.ObservedContainer{Name: "c-" + task, TaskID: task, Revision: 1, State: edgev1alpha1.ContainerRunning,
+			CPU: &edgev1alpha1.CPUUsage{Total: cpu}}
+	}
+	exited := running("t1", 0)
+	exited.State, exited.CPU = edgev1alpha1.ContainerExited, nil
+	next := running("t1", 1)
+	next.Revision = 2
+	system := edgev1alpha1.ObservedContainer{Name: "system-0", State: edgev1alpha1.ContainerRunning}
+	for _, c := range []struct {
+		name    string
+		was, is []edgev1alpha1.ObservedContainer
+		want    []string
+	}{
+		{"usage alone", []edgev1alpha1.ObservedContainer{running("t1", 1), running("t2", 1)}, []edgev1alpha1.ObservedContainer{running("t1", 2), running("t2", 3)}, nil},
+		{"one started", []edgev1alpha1.ObservedContainer{running("t1", 1)}, []edgev1alpha1.ObservedContainer{running("t1", 1), running("t2", 0)}, []string{"t2"}},
+		{"one gone", []edgev1alpha1.ObservedContainer{running("t1", 1), running("t2", 1)}, []edgev1alpha1.ObservedContainer{running("t2", 1)}, []string{"t1"}},
+		{"one exited", []edgev1alpha1.ObservedContainer{running("t1", 1), running("t2", 1)}, []edgev1alpha1.ObservedContainer{exited, running("t2", 1)}, []string{"t1"}},
+		{"a new revision", []edgev1alpha1.ObservedContainer{running("t1", 1)}, []edgev1alpha1.ObservedContainer{next}, []string{"t1"}},
+		{"a container no task runs", []edgev1alpha1.ObservedContainer{running("t1", 1)}, []edgev1alpha1.ObservedContainer{running("t1", 1), system}, nil},
+	} {
+		got := slices.Sorted(maps.Keys(changedTasks(c.was, c.is)))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: changedTasks = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestFollowsTasks(t *testing.T) {
+	e := edgev1alpha1.AssignedService{Instances: []edgev1alpha1.AssignedInstance{{TaskID: "t1"}, {TaskID: "t2"}}}
+	if !followsTasks(e, map[string]bool{"t2": true}) {
+		t.Error("a service with a changed instance does not follow it")
+	}
+	if followsTasks(e, map[string]bool{"t3": true}) {
+		t.Error("a service follows another service's instance")
 	}
 }

@@ -257,7 +257,7 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 			if e, ok := entries[inst.NodeName]; ok {
 				n.revision = e.Revision
 			}
-			if node := nodes[inst.NodeName]; node != nil && node.Status.NodeInfo != nil && !node.Status.NodeInfo.ReadsAssignment {
+			if node := nodes[inst.NodeName]; node != nil && legacyNode(node) {
 				n.legacy = true
 			}
 			byName[inst.NodeName] = n

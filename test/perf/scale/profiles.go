@@ -166,6 +166,7 @@ func objectSizes(ctx context.Context, c client.Client) string {
 		{edgev1alpha1.GroupVersion, "EdgeService", "default", "svc-00000"},
 		{edgev1alpha1.GroupVersion, "DeployRecord", "default", "svc-00000-1"},
 		{edgev1alpha1.GroupVersion, "EdgeNode", "", "edge-linux-01"},
+		{edgev1alpha1.GroupVersion, "NodeAssignment", "", "edge-linux-01"},
 		{coordinationv1.SchemeGroupVersion, "Lease", "edgeplane-node-lease", "edge-linux-01"},
 	} {
 		u := &unstructured.Unstructured{}

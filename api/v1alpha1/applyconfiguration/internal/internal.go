@@ -548,6 +548,7 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             namedType: com.github.edgeplane.edgeplane.api.v1alpha1.AssignedService
+          elementRelationship: atomic
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.NodeInfo
   map:
     fields:
