@@ -106,3 +106,27 @@ func (r *reports) pending() int {
 	defer r.mu.Unlock()
 	return len(r.nodes)
 }
+
+// TestDecodeReport shows that a report with a field the EdgeNode type lacks
+// (a newer agent's) is still decoded, and the field named, while what is
+// not an EdgeNode is refused.
+func TestDecodeReport(t *testing.T) {
+	for _, tc := range []struct {
+		name, body       string
+		unknown, invalid bool
+	}{
+		{"known fields", `{"metadata":{"name":"n1"},"status":{"containerTotal":1,"containers":[{"name":"c","state":"running"}]}}`, false, false},
+		{"a newer agent's field", `{"metadata":{"name":"n1"},"status":{"containerTotal":1,"gpus":2}}`, true, false},
+		{"not JSON", `status: {}`, true, true},
+		{"not an object", `[1]`, true, true},
+	} {
+		report, unknown, err := decodeReport([]byte(tc.body))
+		if (err != nil) != tc.invalid || (unknown != nil) != tc.unknown {
+			t.Errorf("%s: unknown %v, error %v", tc.name, unknown, err)
+			continue
+		}
+		if !tc.invalid && (report.Name != "n1" || report.Status.ContainerTotal != 1) {
+			t.Errorf("%s: decoded %+v", tc.name, report)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func main() {
 	flag.BoolVar(&agentWatch, "agent-watches", true, "Open one watch per node of its node's assignment by name, as each real agent holds (the simulator itself shares a few).")
 	flag.BoolVar(&measureWrites, "write-cost", false, "With every node online and before the run's services, time rounds of spec changes of a 2-instance service against rest windows: kube-apiserver's CPU per change and the events its agents' watches get (make scale-curve turns it on).")
 	flag.DurationVar(&outage, "outage", 0, "After convergence, stop the API server (SIGSTOP) this long, as a WAN outage looks to every agent at once, and compare the writes per second in the minute after with the steady rate; 0 skips it.")
-	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent and the API server into, taken from the first create.")
+	flag.StringVar(&profiles, "profiles", "", "Directory to write 30 s CPU profiles of the manager, the agent, the hub replicas and the API server into, taken from the first create.")
 	flag.BoolVar(&viaHub, "hub", true, "Run the fleet through the edge hub: two hub replicas (bin/manager with only the hub on) behind a loopback balancer, every node added and joined as kubectl edge node add and edge-agent join do (timed: join: ...), then the simulator playing each node with its own identity, TLS connection and watch through the hub (--hub-identities). false: every node straight to the API server with Leases (direct mode, the figures before the hub).")
 	flag.BoolVar(&killHub, "kill-hub", false, "With --hub: once every node is online and the rest window measured, kill -9 one hub replica, time until every node's Lease names the other, count the nodes declared offline meanwhile (hub_kill: ...), then run the services as usual.")
 	flag.BoolVar(&restOnly, "rest-only", false, "Stop after the figures at rest (and --kill-hub's): no services.")
@@ -311,8 +311,9 @@ func run(ctx context.Context, o runOptions) error {
 		}
 		deprioritize(o.devicesNice, devices)
 	}
+	// The processes profiled with --profiles, by their pprof address.
+	pprofs := map[string]string{"manager": managerPprof, "edge-agent": agentPprof}
 	if o.profiles != "" {
-		pprofs := map[string]string{"manager": managerPprof, "edge-agent": agentPprof}
 		if hub != nil {
 			for i, name := range hub.names {
 				pprofs[name] = hub.pprofs[i]
@@ -488,7 +489,7 @@ func run(ctx context.Context, o runOptions) error {
 	cpuBefore, machineBefore := procs.CPUTimes(pids), machineCPU()
 	var profiling sync.WaitGroup
 	if o.profiles != "" {
-		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, "http://"+managerPprof, "http://"+agentPprof) })
+		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, pprofs, "http://"+managerPprof) })
 	}
 	stagesDone := make(chan struct{})
 	if o.stages {
@@ -500,6 +501,14 @@ func run(ctx context.Context, o runOptions) error {
 			}
 			fmt.Println(line)
 		})
+	}
+	// Every agent report reaches a watch of EdgeNodes: the run's own
+	// would be work the peer's view of Nodes (kwok renews Leases, not
+	// their status) does not pay. Only an outage run reads them again.
+	if o.outage == 0 {
+		if err := view.RemoveInformer(ctx, &edgev1alpha1.EdgeNode{}); err != nil {
+			return err
+		}
 	}
 	requestsBegan, err := testenv.APIRequests(ctx, cfg)
 	if err != nil {

@@ -98,7 +98,10 @@ func fetchProfiles(ctx context.Context, dir, suffix string, targets map[string]p
 	wg.Wait()
 }
 
-func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentURL string) {
+// takeProfiles takes CPU profiles of kube-apiserver and of the processes
+// in pprofs (name: address) at once, then an execution trace of the
+// manager.
+func takeProfiles(ctx context.Context, cfg *rest.Config, dir string, pprofs map[string]string, managerURL string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "profiles:", err)
 		return
@@ -109,11 +112,11 @@ func takeProfiles(ctx context.Context, cfg *rest.Config, dir, managerURL, agentU
 		return
 	}
 	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
-	fetchProfiles(ctx, dir, "", map[string]profileTarget{
-		"manager":        {http.DefaultClient, managerURL + path},
-		"edge-agent":     {http.DefaultClient, agentURL + path},
-		"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path},
-	})
+	targets := map[string]profileTarget{"kube-apiserver": {apiClient, strings.TrimSuffix(cfg.Host, "/") + path}}
+	for name, addr := range pprofs {
+		targets[name] = profileTarget{http.DefaultClient, "http://" + addr + path}
+	}
+	fetchProfiles(ctx, dir, "", targets)
 	// Then an execution trace of the manager, which splits the facade's
 	// time inside it from the time before the Go runtime sees a request.
 	out := filepath.Join(dir, "manager.trace")
