@@ -186,7 +186,7 @@ func (h *Hub) renew(w http.ResponseWriter, r *http.Request, node string) {
 		h.refuse(w, "Invalid", apierrors.NewBadRequest(err.Error()))
 		return
 	}
-	n := &edgev1alpha1.EdgeNode{}
+	n := h.node(node)
 	notBefore := h.o.Clock.Now().Add(-clockSkew)
 	if err := h.cache.Get(r.Context(), client.ObjectKey{Name: node}, n); err == nil {
 		if revoked, ok := revokedBefore(n); ok && notBefore.Before(revoked) {
@@ -206,13 +206,13 @@ func (h *Hub) renew(w http.ResponseWriter, r *http.Request, node string) {
 // event records an Event on node, as the cache has it (with its UID, so
 // that kubectl describe finds it); nothing when the node is not there.
 func (h *Hub) event(node, typ, reason, format string, args ...any) {
-	n := &edgev1alpha1.EdgeNode{}
+	n := h.node(node)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := h.cache.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
 		return
 	}
-	n.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind("EdgeNode"))
+	n.GetObjectKind().SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind("EdgeNode"))
 	h.rec.Eventf(n, nil, typ, reason, "Join", format, args...)
 }
 

@@ -130,8 +130,17 @@ func (h *Hub) lease(node string, at time.Time) *coordinationv1.Lease {
 func (h *Hub) serveNode(w http.ResponseWriter, r *http.Request, node string, req request) {
 	switch req.verb {
 	case "get":
+		// Rare (an agent reads its node only when it may not create
+		// it): from the API server unless the cache holds whole nodes.
 		n := &edgev1alpha1.EdgeNode{}
-		err := h.cache.Get(r.Context(), client.ObjectKey{Name: node}, n)
+		var err error
+		if h.o.FullNodes {
+			err = h.cache.Get(r.Context(), client.ObjectKey{Name: node}, n)
+		} else {
+			ctx, cancel := context.WithTimeout(r.Context(), forwardTimeout)
+			err = h.api.Get(ctx, client.ObjectKey{Name: node}, n)
+			cancel()
+		}
 		h.writeObject(w, http.StatusOK, n, err)
 	case "create":
 		// Nodes are made by kubectl edge node add, before their token:

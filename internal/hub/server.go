@@ -83,6 +83,11 @@ type Options struct {
 	// random suffix, new at every start.
 	Identity string
 	Clock    clock.WithTicker
+	// FullNodes says the process caches whole EdgeNodes anyway (it runs
+	// the controllers or the facade): the hub reads them from that cache.
+	// Else it watches their metadata alone, all it reads, and not every
+	// agent report in full.
+	FullNodes bool
 }
 
 // DefaultOptions are the hub's defaults.
@@ -159,7 +164,7 @@ func New(ctx context.Context, mgr ctrl.Manager, o Options) (*Hub, error) {
 	if _, err := assignments.AddEventHandler(h.relay.handler()); err != nil {
 		return nil, err
 	}
-	nodes, err := mgr.GetCache().GetInformer(ctx, &edgev1alpha1.EdgeNode{})
+	nodes, err := mgr.GetCache().GetInformer(ctx, h.node(""))
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +393,7 @@ func (h *Hub) authenticate(r *http.Request) (string, *authError) {
 		return "", unauth("Unauthenticated", "the client certificate is not a node's")
 	}
 	node := cert.Subject.CommonName
-	n := &edgev1alpha1.EdgeNode{}
+	n := h.node(node)
 	if err := h.cache.Get(r.Context(), client.ObjectKey{Name: node}, n); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", unauth("Revoked", "node %s no longer exists: its certificate is refused", node)
@@ -403,8 +408,8 @@ func (h *Hub) authenticate(r *http.Request) (string, *authError) {
 }
 
 // revokedBefore reads a node's revocation time.
-func revokedBefore(n *edgev1alpha1.EdgeNode) (time.Time, bool) {
-	v, ok := n.Annotations[hubapi.AnnotationRevokedBefore]
+func revokedBefore(n metav1.Object) (time.Time, bool) {
+	v, ok := n.GetAnnotations()[hubapi.AnnotationRevokedBefore]
 	if !ok {
 		return time.Time{}, false
 	}
@@ -420,21 +425,32 @@ func revokedBefore(n *edgev1alpha1.EdgeNode) (time.Time, bool) {
 func (h *Hub) revocations() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*edgev1alpha1.EdgeNode)
-			n, ok2 := obj.(*edgev1alpha1.EdgeNode)
-			if ok1 && ok2 && o.Annotations[hubapi.AnnotationRevokedBefore] != n.Annotations[hubapi.AnnotationRevokedBefore] {
-				h.cut(n.Name, "revoked")
+			o, ok1 := old.(metav1.Object)
+			n, ok2 := obj.(metav1.Object)
+			if ok1 && ok2 && o.GetAnnotations()[hubapi.AnnotationRevokedBefore] != n.GetAnnotations()[hubapi.AnnotationRevokedBefore] {
+				h.cut(n.GetName(), "revoked")
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if n, ok := obj.(*edgev1alpha1.EdgeNode); ok {
-				h.cut(n.Name, "deleted")
+			if n, ok := obj.(metav1.Object); ok {
+				h.cut(n.GetName(), "deleted")
 			}
 		},
 	}
+}
+
+// node is an empty EdgeNode named name as the hub's cache holds nodes:
+// whole, or its metadata alone (Options.FullNodes).
+func (h *Hub) node(name string) client.Object {
+	if h.o.FullNodes {
+		return &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	m.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind("EdgeNode"))
+	return m
 }
 
 // cut ends a node's watches and closes its connections; its next request

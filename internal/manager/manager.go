@@ -126,6 +126,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		}
 	}
 	if o.Hub.Enabled() {
+		o.Hub.FullNodes = o.RunControllers || o.facade()
 		if m.hub, err = hub.New(ctx, mgr, o.Hub); err != nil {
 			return nil, fmt.Errorf("setting up the hub: %w", err)
 		}
