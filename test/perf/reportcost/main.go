@@ -113,7 +113,9 @@ func measure(ctx context.Context, c client.Client, pid, n, reports int, way stri
 			cnt := agent.Count(cs, nil)
 			st := edgev1alpha1.EdgeNodeStatus{NodeInfo: &info, BootTime: &boot, Containers: cs, ContainerTotal: cnt.ContainerTotal, ContainerRunning: cnt.ContainerRunning}
 			raw, _ := json.Marshal(map[string]any{"status": st})
-			return c.Status().Patch(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name}}, client.RawPatch("application/merge-patch+json", raw), client.FieldOwner(agent.FieldOwner))
+			return c.Status().Patch(ctx, &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: name}}, client.RawPatch("application/merge-patch+json", raw), client.FieldOwner(agent.FieldOwner),
+				// As the agent writes its apply.
+				client.FieldValidation(metav1.FieldValidationIgnore))
 		}
 		return agent.ApplyStatus(ctx, c, name, info, &boot, nil, cs, agent.Count(cs, nil))
 	}

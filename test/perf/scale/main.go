@@ -69,7 +69,7 @@ func main() {
 		withReplica, agentWatch bool
 		measureWrites           bool
 		viaHub, killHub         bool
-		restOnly, stages        bool
+		restOnly, stages, cbor  bool
 		managerQPS, concurrency int
 		timeout, outage         time.Duration
 		convergeWithin          time.Duration
@@ -98,6 +98,7 @@ func main() {
 	flag.BoolVar(&killHub, "kill-hub", false, "With --hub: once every node is online and the rest window measured, kill -9 one hub replica, time until every node's Lease names the other, count the nodes declared offline meanwhile (hub_kill: ...), then run the services as usual.")
 	flag.BoolVar(&restOnly, "rest-only", false, "Stop after the figures at rest (and --kill-hub's): no services.")
 	flag.BoolVar(&stages, "stages", false, "From the first create until every instance is successful, CPU profiles of kube-apiserver, 30 s at a time, split by the stage of the work (apiserver_stages: system=edgeplane cpu_s= gc_pct= admission_pct= managed_fields_pct= validation_pct= decode_pct= encode_pct= etcd_pct= watch_pct= filters_pct= network_pct= other_pct=); not with --profiles, which profiles kube-apiserver too.")
+	flag.BoolVar(&cbor, "cbor", false, "Turn on CBOR (KEP-4222, alpha): kube-apiserver's CBORServingAndStorage gate (custom resources stored in etcd as CBOR, served as CBOR to a client that asks) and client-go's ClientsAllowCBOR and ClientsPreferCBOR in every process the run starts. controller-runtime's typed clients, the manager's, the hub's and the agent's, still speak JSON to kube-apiserver.")
 	flag.DurationVar(&idleWindow, "rest-window", idleWindow, "How long the figures at rest are measured, every node online and no service.")
 	flag.Parse()
 	wide := false
@@ -150,7 +151,7 @@ func main() {
 	managerFlags := []string{"--kube-api-qps", strconv.Itoa(managerQPS), "--kube-api-burst", strconv.Itoa(2 * managerQPS), "--concurrency", strconv.Itoa(concurrency)}
 	if err := run(ctx, runOptions{nodes: nodes, services: services, factor: factor, managerFlags: managerFlags, bin: bin, profiles: profiles,
 		withReplica: withReplica, facadeLoad: *facadeLoad, devicesNice: *devicesNice, agentWatch: agentWatch && !viaHub, console: *console, outage: outage, convergeWithin: convergeWithin, wide: wide, writeCost: measureWrites,
-		hub: viaHub, kernelBalancer: *balancer == "kernel", killHub: killHub, restOnly: restOnly, stages: stages}); err != nil {
+		hub: viaHub, kernelBalancer: *balancer == "kernel", killHub: killHub, restOnly: restOnly, stages: stages, cbor: cbor}); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		cancel()
 		stopSignals()
@@ -203,6 +204,8 @@ type runOptions struct {
 	// kernelBalancer balances the devices over the hub replicas with DNAT
 	// rules rather than a balancer process.
 	kernelBalancer bool
+	// cbor turns on CBOR's alpha gates (--cbor).
+	cbor bool
 }
 
 func run(ctx context.Context, o runOptions) error {
@@ -216,9 +219,17 @@ func run(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.cbor {
+		if err := turnOnCBOR(); err != nil {
+			return err
+		}
+	}
 	env, cfg, c, err := testenv.Start(func(env *envtest.Environment) error {
 		for k, v := range auditArgs {
 			env.ControlPlane.GetAPIServer().Configure().Set(k, v)
+		}
+		if o.cbor {
+			env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", CBORGate)
 		}
 		return nil
 	})

@@ -22,6 +22,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgeplane/edgeplane/internal/test/testenv"
 )
@@ -47,4 +50,42 @@ func peerAssets() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// startDelay is how long a container takes to start on both sides: the
+// simulated devices' --start-delay in test/perf/scale, and here the delay
+// of kwok's pod-ready stage, which kwokctl's default stages do not have.
+const startDelay = time.Second
+
+// delayedStages writes kwok's stages from assets into dir with the
+// pod-ready stage delayed by startDelay, and returns the file.
+func delayedStages(assets, dir string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(assets, "kwok-stages.yaml"))
+	if err != nil {
+		return "", err
+	}
+	docs := strings.Split(string(raw), "\n---\n")
+	found := false
+	for i, doc := range docs {
+		var stage map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &stage); err != nil {
+			return "", fmt.Errorf("kwok-stages.yaml: %w", err)
+		}
+		meta, _ := stage["metadata"].(map[string]any)
+		spec, _ := stage["spec"].(map[string]any)
+		if meta["name"] != "pod-ready" || spec == nil {
+			continue
+		}
+		spec["delay"] = map[string]any{"durationMilliseconds": startDelay.Milliseconds()}
+		b, err := yaml.Marshal(stage)
+		if err != nil {
+			return "", err
+		}
+		docs[i], found = strings.TrimSuffix(string(b), "\n"), true
+	}
+	if !found {
+		return "", fmt.Errorf("kwok-stages.yaml in %s has no pod-ready stage", assets)
+	}
+	out := filepath.Join(dir, "kwok-stages.yaml")
+	return out, os.WriteFile(out, []byte(strings.Join(docs, "\n---\n")), 0o600)
 }

@@ -46,7 +46,7 @@ func buildScale(ctx context.Context, dir string) (string, error) {
 
 // runEdgeplane runs the scale harness, 5 services of 2 instances per node,
 // with its output in logFile, and reads its last line.
-func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool, timeout time.Duration, logFile string) (result, error) {
+func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub, cbor bool, timeout time.Duration, logFile string) (result, error) {
 	log, err := os.Create(logFile)
 	if err != nil {
 		return result{}, err
@@ -61,7 +61,7 @@ func runEdgeplane(ctx context.Context, scale, bin string, nodes int, viaHub bool
 		// work only one side does.
 		"--facade-load=false",
 		// kube-apiserver's CPU by stage, as the peer's is split.
-		"--stages")
+		"--stages", "--cbor="+strconv.FormatBool(cbor))
 	// The scale run stops its processes on SIGTERM as on its deadline.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = time.Minute

@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/edgeplane/edgeplane/test/framework/apiprofile"
 	"github.com/edgeplane/edgeplane/test/framework/figures"
@@ -27,7 +28,7 @@ import (
 // figuresPage is the pairs' figures as docs/figures/scale-peer-NODES.md:
 // each pair's time, kube-apiserver CPU and writes per instance on both
 // sides and their ratios, then the ratios' medians.
-func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) figures.Page {
+func figuresPage(nodes, pairs int, cbor bool, within time.Duration, stamp figures.Stamp, compared [][2]result) figures.Page {
 	t := figures.Table{Header: []string{"pair", "every instance running: edgeplane, Kubernetes, ratio",
 		"kube-apiserver CPU per instance: edgeplane, Kubernetes, ratio", "writes per instance: edgeplane, Kubernetes, ratio"}}
 	var times, cpus, writes []float64
@@ -36,7 +37,7 @@ func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) fi
 		times, cpus, writes = append(times, ep.successS/peer.successS), append(cpus, ep.cpuMsPerInstance/peer.cpuMsPerInstance),
 			append(writes, ep.writesPerInstance/peer.writesPerInstance)
 		t.Rows = append(t.Rows, []string{fmt.Sprint(k + 1),
-			fmt.Sprintf("%.1f s, %.1f s, %.2f", ep.successS, peer.successS, times[k]),
+			fmt.Sprintf("%.1f s, %s, %.2f", ep.successS, peerTime(peer), times[k]),
 			fmt.Sprintf("%.2f ms, %.2f ms, %.2f", ep.cpuMsPerInstance, peer.cpuMsPerInstance, cpus[k]),
 			fmt.Sprintf("%.2f, %.2f, %.2f", ep.writesPerInstance, peer.writesPerInstance, writes[k])})
 	}
@@ -44,13 +45,24 @@ func figuresPage(nodes, pairs int, stamp figures.Stamp, compared [][2]result) fi
 		t.Rows = append(t.Rows, []string{"median ratio", fmt.Sprintf("%.2f", sortedMedian(times)), fmt.Sprintf("%.2f", sortedMedian(cpus)), fmt.Sprintf("%.2f", sortedMedian(writes))})
 	}
 	cmd := fmt.Sprintf("make scale-peer NODES=%d PAIRS=%d", nodes, pairs)
+	var also string
+	if cbor {
+		cmd += " CBOR=1"
+		also += " Both sides ran with kube-apiserver's alpha CBORServingAndStorage gate (custom resources stored in etcd as CBOR) and client-go's CBOR gates; " +
+			"controller-runtime's typed clients, edgeplane's, still speak JSON."
+	}
+	if within > 0 {
+		cmd += " PEER_WITHIN=" + within.String()
+		also += fmt.Sprintf(" The peer's run was stopped %v after its first create where it had not converged: its time is then projected at the rate it reached, "+
+			"and its CPU and writes are per instance running by then.", within)
+	}
 	return figures.Page{
 		Title:   fmt.Sprintf("edgeplane beside plain Kubernetes, %d nodes", nodes),
 		Command: cmd,
 		Stamp:   stamp,
 		Intro: fmt.Sprintf("%d nodes, %d services or Deployments of 2 instances, edgeplane's side through the edge hub without the facade's readers, "+
 			"then plain Kubernetes on the same kube-apiserver and etcd (docs/benchmarks.md, \"make scale-peer\", says how each is set up). "+
-			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`).", nodes, 5*nodes),
+			"Ratios are edgeplane's figure over the peer's: below 1, edgeplane took less. Writes exclude Leases (`apiserver_request_total`)."+also, nodes, 5*nodes),
 		Sections: append([]string{t.String()}, stagesSection(compared)...),
 	}
 }
@@ -93,4 +105,13 @@ func sortedMedian(rs []float64) float64 {
 	s := slices.Clone(rs)
 	slices.Sort(s)
 	return median(s)
+}
+
+// peerTime is the peer's time to every instance, or where it was stopped
+// and the time its rate projects.
+func peerTime(peer result) string {
+	if peer.ceilingS == 0 {
+		return fmt.Sprintf("%.1f s", peer.successS)
+	}
+	return fmt.Sprintf("%.1f s projected (stopped at %.0f s with %d of %d instances running)", peer.successS, peer.ceilingS, peer.running, peer.instances)
 }

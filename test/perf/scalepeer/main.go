@@ -59,6 +59,12 @@ type result struct {
 	// stages is kube-apiserver's apiserver_stages: line over the run's
 	// convergence; empty when its profile failed.
 	stages string
+	// ceilingS is when the peer's run was stopped short of every
+	// instance, with running instances by then (0: it ran to the end);
+	// successS is then projected at its rate, and the figures per
+	// instance are per running instance.
+	ceilingS float64
+	running  int
 }
 
 func main() {
@@ -67,6 +73,8 @@ func main() {
 	viaHub := flag.Bool("hub", true, "Passed to test/perf/scale: edgeplane's fleet through the edge hub; false: straight to the API server.")
 	only := flag.String("only", "both", "both, or one side alone: peer or edgeplane (no compare lines).")
 	timeout := flag.Duration("timeout", 40*time.Minute, "Give up on one run after this long.")
+	cbor := flag.Bool("cbor", false, "Both sides with CBOR's alpha gates (KEP-4222): kube-apiserver's CBORServingAndStorage, and test/perf/scale --cbor on edgeplane's side.")
+	peerWithin := flag.Duration("peer-within", 0, "Stop the peer's run this long after its first create, and give its figures of that time: its time to every instance projected at the rate it reached, the rest per instance running by then; 0 waits until --timeout.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries (make build), for test/perf/scale.")
 	out := flag.String("out", "dist/scale-peer", "Directory of each run's logs.")
 	figuresPath := flag.String("figures", "", "Write the pairs' figures as a Markdown page here (docs/figures), when both sides ran.")
@@ -82,9 +90,9 @@ func main() {
 	// Stamped as the run starts: the commit measured, not what the
 	// working tree holds by the end.
 	stamp := figures.Now(testenv.RepoRoot())
-	compared, err := run(ctx, *nodes, *pairs, *viaHub, *only, *timeout, *bin, *out)
+	compared, err := run(ctx, *nodes, *pairs, *viaHub, *cbor, *only, *timeout, *peerWithin, *bin, *out)
 	if err == nil && *figuresPath != "" && len(compared) > 0 {
-		err = figuresPage(*nodes, *pairs, stamp, compared).Write(*figuresPath)
+		err = figuresPage(*nodes, *pairs, *cbor, *peerWithin, stamp, compared).Write(*figuresPath)
 	}
 	stop()
 	if err != nil {
@@ -93,7 +101,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeout time.Duration, bin, out string) ([][2]result, error) {
+func run(ctx context.Context, nodes, pairs int, viaHub, cbor bool, only string, timeout, peerWithin time.Duration, bin, out string) ([][2]result, error) {
 	out, err := filepath.Abs(out)
 	if err != nil {
 		return nil, err
@@ -124,7 +132,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 		if only != "peer" {
 			logFile := filepath.Join(out, fmt.Sprintf("edgeplane-%d-pair%d.log", nodes, k))
 			fmt.Fprintf(os.Stderr, "pair %d: edgeplane's run (test/perf/scale), its output in %s\n", k, logFile)
-			if ep, err = runEdgeplane(ctx, scale, bin, nodes, viaHub, timeout, logFile); err != nil {
+			if ep, err = runEdgeplane(ctx, scale, bin, nodes, viaHub, cbor, timeout, logFile); err != nil {
 				return nil, fmt.Errorf("pair %d, edgeplane (log %s): %w", k, logFile, err)
 			}
 			fmt.Println(ep.line)
@@ -136,7 +144,7 @@ func run(ctx context.Context, nodes, pairs int, viaHub bool, only string, timeou
 		if only != "edgeplane" {
 			logDir := filepath.Join(out, fmt.Sprintf("peer-%d-pair%d", nodes, k))
 			fmt.Fprintf(os.Stderr, "pair %d: the peer's run (plain Kubernetes), its components' logs in %s\n", k, logDir)
-			if peer, err = runPeer(ctx, assets, nodes, timeout, logDir); err != nil {
+			if peer, err = runPeer(ctx, assets, nodes, cbor, timeout, peerWithin, logDir); err != nil {
 				return nil, fmt.Errorf("pair %d, peer (logs in %s): %w", k, logDir, err)
 			}
 			fmt.Println(peer.line)
@@ -170,7 +178,15 @@ func compareLine(k int, ep, peer result) string {
 		" edgeplane_writes_per_instance=%.2f peer_writes_per_instance=%.2f writes_ratio=%.3f",
 		k, ep.nodes, ep.successS, peer.successS, ep.successS/peer.successS,
 		ep.cpuMsPerInstance, peer.cpuMsPerInstance, ep.cpuMsPerInstance/peer.cpuMsPerInstance,
-		ep.writesPerInstance, peer.writesPerInstance, ep.writesPerInstance/peer.writesPerInstance)
+		ep.writesPerInstance, peer.writesPerInstance, ep.writesPerInstance/peer.writesPerInstance) + ceilingFields(peer)
+}
+
+// ceilingFields says where the peer's run was stopped, if it was.
+func ceilingFields(peer result) string {
+	if peer.ceilingS == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" peer_ceiling_s=%.1f peer_running=%d", peer.ceilingS, peer.running)
 }
 
 // summaryLine gives each ratio's median over the pairs, with its lowest

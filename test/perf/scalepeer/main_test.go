@@ -17,8 +17,11 @@ limitations under the License.
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeplane/edgeplane/test/framework/figures"
 )
@@ -64,7 +67,7 @@ func TestFiguresPage(t *testing.T) {
 	ep := result{nodes: 250, successS: 60, cpuMsPerInstance: 20, writesPerInstance: 4}
 	peer := result{successS: 50, cpuMsPerInstance: 16, writesPerInstance: 8}
 	slow := result{successS: 120, cpuMsPerInstance: 40, writesPerInstance: 4}
-	md := figuresPage(250, 3, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}, {slow, peer}, {ep, peer}}).Markdown()
+	md := figuresPage(250, 3, false, 0, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}, {slow, peer}, {ep, peer}}).Markdown()
 	for _, want := range []string{
 		"# edgeplane beside plain Kubernetes, 250 nodes\n",
 		"`make scale-peer NODES=250 PAIRS=3`, 2026-11-27, commit abc1234, 2 cores.\n",
@@ -86,7 +89,7 @@ func TestFiguresPageStages(t *testing.T) {
 		stages: "apiserver_stages: system=edgeplane cpu_s=100.0 gc_pct=30.0 admission_pct=1.0 managed_fields_pct=8.0 validation_pct=6.0 decode_pct=12.0 encode_pct=10.0 etcd_pct=9.0 watch_pct=8.0 filters_pct=7.0 network_pct=5.0 other_pct=4.0"}
 	// A side whose profile failed has no row.
 	peer := result{successS: 50, cpuMsPerInstance: 16, writesPerInstance: 8}
-	md := figuresPage(250, 1, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}}).Markdown()
+	md := figuresPage(250, 1, false, 0, figures.Stamp{Date: "2026-11-27", Commit: "abc1234", Machine: "2 cores"}, [][2]result{{ep, peer}}).Markdown()
 	for _, want := range []string{
 		"| pair | system | cpu_s | gc_pct | admission_pct | managed_fields_pct | validation_pct | decode_pct | encode_pct | etcd_pct | watch_pct | filters_pct | network_pct | other_pct |",
 		"| 1 | edgeplane | 100.0 | 30.0 | 1.0 | 8.0 | 6.0 | 12.0 | 10.0 | 9.0 | 8.0 | 7.0 | 5.0 | 4.0 |",
@@ -97,5 +100,52 @@ func TestFiguresPageStages(t *testing.T) {
 	}
 	if strings.Contains(md, "| 1 | kubernetes |") {
 		t.Errorf("the side without stages has a row:\n%s", md)
+	}
+}
+
+// TestPeerResult shows the peer's figures when it ran to the end, and when
+// it was stopped at the ceiling: its time projected at the rate it
+// reached, the rest per instance running by then, and the page saying so.
+func TestPeerResult(t *testing.T) {
+	full := peerResult(250, 2500, 2500, 30*time.Second, false, 35*time.Second, 21000, 21750, 0.26)
+	if full.successS != 30 || full.cpuMsPerInstance != 14 || full.writesPerInstance != 8.4 || full.ceilingS != 0 || strings.Contains(full.line, "ceiling") {
+		t.Errorf("ran to the end: %+v", full)
+	}
+	stopped := peerResult(2000, 20000, 5000, 600*time.Second, true, 500*time.Second, 40000, 50000, 0.3)
+	if stopped.successS != 2400 || stopped.cpuMsPerInstance != 100 || stopped.writesPerInstance != 8 || stopped.ceilingS != 600 || stopped.running != 5000 ||
+		!strings.Contains(stopped.line, "ceiling_s=600.0 running=5000 pods_per_s=8.33") {
+		t.Errorf("stopped at the ceiling: %+v", stopped)
+	}
+	if got := peerTime(stopped); got != "2400.0 s projected (stopped at 600 s with 5000 of 20000 instances running)" {
+		t.Errorf("peerTime = %q", got)
+	}
+	if got := compareLine(1, result{nodes: 2000, successS: 600, cpuMsPerInstance: 30, writesPerInstance: 4}, stopped); !strings.HasSuffix(got, " peer_ceiling_s=600.0 peer_running=5000") || !strings.Contains(got, "time_ratio=0.250") {
+		t.Errorf("compareLine = %q", got)
+	}
+}
+
+// TestDelayedStages shows kwok's pod-ready stage given the simulated
+// devices' start delay, and the other stages left as they are.
+func TestDelayedStages(t *testing.T) {
+	assets, dir := t.TempDir(), t.TempDir()
+	stages := "apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata:\n  name: node-initialize\nspec:\n  next: {}\n---\n" +
+		"apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata:\n  name: pod-ready\nspec:\n  next:\n    statusTemplate: |\n      phase: Running\n"
+	if err := os.WriteFile(filepath.Join(assets, "kwok-stages.yaml"), []byte(stages), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := delayedStages(assets, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	docs := strings.Split(string(b), "\n---\n")
+	if len(docs) != 2 || strings.Contains(docs[0], "delay") || !strings.Contains(docs[1], "durationMilliseconds: 1000") || !strings.Contains(docs[1], "phase: Running") {
+		t.Errorf("stages:\n%s", b)
+	}
+	if err := os.WriteFile(filepath.Join(assets, "kwok-stages.yaml"), []byte(strings.Split(stages, "---")[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := delayedStages(assets, dir); err == nil {
+		t.Error("stages without pod-ready accepted")
 	}
 }

@@ -77,7 +77,7 @@ const restWindow = 60 * time.Second
 // runPeer runs the workload on plain Kubernetes: N kwok nodes, then 5 per
 // node Deployments of 2 replicas, timed from the first create until every
 // Deployment has both pods running.
-func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duration, logDir string) (result, error) {
+func runPeer(ctx context.Context, assets string, nodes int, cbor bool, timeout, within time.Duration, logDir string) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -98,6 +98,10 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		for k, v := range auditArgs {
 			env.ControlPlane.GetAPIServer().Configure().Set(k, v)
 		}
+		if cbor {
+			// The same flags as edgeplane's side (--cbor there).
+			env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", "CBORServingAndStorage=true")
+		}
 		return nil
 	})
 	if err != nil {
@@ -105,6 +109,10 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	}
 	defer func() { _ = env.Stop() }()
 	kcmKubeconfig, schedulerKubeconfig, kwokKubeconfig, err := identities(ctx, env, c, dir)
+	if err != nil {
+		return result{}, err
+	}
+	stagesFile, err := delayedStages(assets, dir)
 	if err != nil {
 		return result{}, err
 	}
@@ -129,12 +137,13 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		// Its default profile.
 		{"kube-scheduler", append([]string{"--kubeconfig=" + schedulerKubeconfig, "--leader-elect=false",
 			"--bind-address=127.0.0.1", "--secure-port=0"}, qps...)},
-		// kwokctl's default stages (hack/peer-assets.sh); a Lease of 40 s per
+		// kwokctl's default stages (hack/peer-assets.sh), a pod ready
+		// startDelay after it is bound; a Lease of 40 s per
 		// node, a kubelet's default and edgeplane's grace period,
 		// renewed every 10 s (a quarter of it, as a kubelet renews;
 		// kwokctl stretches both 5 times to go easy on big clusters);
 		// no client rate limit, as kwok has none (a node each).
-		{"kwok", []string{"--kubeconfig=" + kwokKubeconfig, "--config=" + filepath.Join(assets, "kwok-stages.yaml"),
+		{"kwok", []string{"--kubeconfig=" + kwokKubeconfig, "--config=" + stagesFile,
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
 			"--node-lease-duration-seconds=40"}},
 	} {
@@ -242,19 +251,32 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	}
 	created := time.Since(began)
 	lastReport := time.Now()
-	if err := procs.WaitFor(ctx, "every pod running", 500*time.Millisecond, func() (bool, error) {
+	// A size plain Kubernetes cannot converge in reasonable time is
+	// stopped at within, and its figures are of that time.
+	wctx, stopWaiting := ctx, context.CancelFunc(func() {})
+	if within > 0 {
+		wctx, stopWaiting = context.WithDeadline(ctx, began.Add(within))
+	}
+	defer stopWaiting()
+	done, running := 0, 0
+	err = procs.WaitFor(wctx, "every pod running", 500*time.Millisecond, func() (bool, error) {
 		list := &appsv1.DeploymentList{}
 		// Read only: no copy of every Deployment twice a second.
 		if err := view.List(ctx, list, client.InNamespace("default"), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
-		done := countFunc(list.Items, complete)
+		done, running = countFunc(list.Items, complete), 0
+		for _, d := range list.Items {
+			running += int(min(d.Status.ReadyReplicas, 2))
+		}
 		if time.Since(lastReport) > 30*time.Second {
 			fmt.Fprintf(os.Stderr, "  %d of %d Deployments with both pods running after %v\n", done, deployments, time.Since(began).Round(time.Second))
 			lastReport = time.Now()
 		}
 		return done == deployments, nil
-	}); err != nil {
+	})
+	stopped := err != nil && ctx.Err() == nil && wctx.Err() != nil
+	if err != nil && !stopped {
 		return result{}, err
 	}
 	took := time.Since(began)
@@ -265,7 +287,12 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 		return result{}, err
 	}
 
-	fmt.Printf("plain Kubernetes: %d Deployments x 2 created in %v; every pod running after %v\n", deployments, created.Round(time.Millisecond), took.Round(time.Millisecond))
+	if stopped {
+		fmt.Printf("plain Kubernetes: %d Deployments x 2 created in %v; stopped at the ceiling after %v with %d of %d Deployments (%d of %d pods) running, %.1f pods a second\n",
+			deployments, created.Round(time.Millisecond), took.Round(time.Millisecond), done, deployments, running, instances, float64(running)/took.Seconds())
+	} else {
+		fmt.Printf("plain Kubernetes: %d Deployments x 2 created in %v; every pod running after %v\n", deployments, created.Round(time.Millisecond), took.Round(time.Millisecond))
+	}
 	fmt.Printf("plain Kubernetes: CPU used meanwhile:%s\n", procs.CPUUse(cpuBefore, cpuAfter, 0))
 	// The machine is shared: what else ran tells whether the figures
 	// can be trusted.
@@ -280,16 +307,32 @@ func runPeer(ctx context.Context, assets string, nodes int, timeout time.Duratio
 	fmt.Printf("plain Kubernetes: kube-apiserver CPU for the Deployments: %.1f s beyond rest, %.2f ms per instance\n", beyond, beyond*1000/float64(instances))
 	fmt.Printf("plain Kubernetes: API writes from the first create until every pod ran, by verb and resource (apiserver_request_total):%s\n",
 		writesByRequest(before, after, "instance", instances, 15))
-	r := result{nodes: nodes, instances: instances, successS: took.Seconds(), apiserverCPUS: api.Seconds(),
-		cpuMsPerInstance:  float64(api.Microseconds()) / 1000 / float64(instances),
-		writesPerInstance: writes(before, after, false) / float64(instances),
-		writesWithLeases:  writes(before, after, true) / float64(instances), restCPUMsPerNodeS: restPerNode}
+	r := peerResult(nodes, instances, running, took, stopped, api, writes(before, after, false), writes(before, after, true), restPerNode)
 	stopStages()
 	r.stages = <-stages
+	return r, nil
+}
+
+// peerResult is the peer's figures. Stopped at the ceiling, they are per
+// instance running by then, and its time is projected at the rate it
+// reached: every instance running after took x instances / running.
+func peerResult(nodes, instances, running int, took time.Duration, stopped bool, api time.Duration, writes, withLeases, restPerNode float64) result {
+	per := instances
+	if stopped {
+		per = max(running, 1)
+	}
+	r := result{nodes: nodes, instances: instances, successS: took.Seconds() * float64(instances) / float64(per), apiserverCPUS: api.Seconds(),
+		cpuMsPerInstance:  float64(api.Microseconds()) / 1000 / float64(per),
+		writesPerInstance: writes / float64(per),
+		writesWithLeases:  withLeases / float64(per), restCPUMsPerNodeS: restPerNode}
 	r.line = fmt.Sprintf("peer: system=kubernetes nodes=%d instances=%d success_s=%.1f apiserver_cpu_s=%.1f apiserver_cpu_ms_per_instance=%.2f"+
 		" writes_per_instance=%.2f writes_per_instance_with_leases=%.2f rest_apiserver_cpu_ms_per_node_s=%.4f",
 		r.nodes, r.instances, r.successS, r.apiserverCPUS, r.cpuMsPerInstance, r.writesPerInstance, r.writesWithLeases, r.restCPUMsPerNodeS)
-	return r, nil
+	if stopped {
+		r.ceilingS, r.running = took.Seconds(), running
+		r.line += fmt.Sprintf(" ceiling_s=%.1f running=%d pods_per_s=%.2f", r.ceilingS, running, float64(running)/took.Seconds())
+	}
+	return r
 }
 
 // settle waits until the nodes' registration is over, so that the rest
