@@ -16,21 +16,10 @@ limitations under the License.
 
 package main
 
-import "os"
-
 // CBORGate is kube-apiserver's alpha gate (KEP-4222) that stores custom
 // resources in etcd as CBOR and serves CBOR to a client that asks for it.
+// No client here asks: client-go's ClientsPreferCBOR makes
+// controller-runtime's clients, which register no CBOR serializer, fail
+// ("no serializers registered for application/cbor"), so the run's
+// processes speak JSON and the gate changes storage alone.
 const CBORGate = "CBORServingAndStorage=true"
-
-// turnOnCBOR sets client-go's CBOR gates for every process the run starts
-// from here on (they inherit the environment). A client-go client built
-// from its content defaults then asks for CBOR; controller-runtime's typed
-// clients keep their JSON codec.
-func turnOnCBOR() error {
-	for _, gate := range []string{"KUBE_FEATURE_ClientsAllowCBOR", "KUBE_FEATURE_ClientsPreferCBOR"} {
-		if err := os.Setenv(gate, "true"); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -98,7 +98,7 @@ func main() {
 	flag.BoolVar(&killHub, "kill-hub", false, "With --hub: once every node is online and the rest window measured, kill -9 one hub replica, time until every node's Lease names the other, count the nodes declared offline meanwhile (hub_kill: ...), then run the services as usual.")
 	flag.BoolVar(&restOnly, "rest-only", false, "Stop after the figures at rest (and --kill-hub's): no services.")
 	flag.BoolVar(&stages, "stages", false, "From the first create until every instance is successful, CPU profiles of kube-apiserver, 30 s at a time, split by the stage of the work (apiserver_stages: system=edgeplane cpu_s= gc_pct= admission_pct= managed_fields_pct= validation_pct= decode_pct= encode_pct= etcd_pct= watch_pct= filters_pct= network_pct= other_pct=); not with --profiles, which profiles kube-apiserver too.")
-	flag.BoolVar(&cbor, "cbor", false, "Turn on CBOR (KEP-4222, alpha): kube-apiserver's CBORServingAndStorage gate (custom resources stored in etcd as CBOR, served as CBOR to a client that asks) and client-go's ClientsAllowCBOR and ClientsPreferCBOR in every process the run starts. controller-runtime's typed clients, the manager's, the hub's and the agent's, still speak JSON to kube-apiserver.")
+	flag.BoolVar(&cbor, "cbor", false, "Turn on kube-apiserver's CBORServingAndStorage gate (KEP-4222, alpha): custom resources stored in etcd as CBOR. Every client still speaks JSON: controller-runtime's clients register no CBOR serializer.")
 	flag.DurationVar(&idleWindow, "rest-window", idleWindow, "How long the figures at rest are measured, every node online and no service.")
 	flag.Parse()
 	wide := false
@@ -218,11 +218,6 @@ func run(ctx context.Context, o runOptions) error {
 	auditArgs, auditLog, err := writeAuditPolicy(dir)
 	if err != nil {
 		return err
-	}
-	if o.cbor {
-		if err := turnOnCBOR(); err != nil {
-			return err
-		}
 	}
 	env, cfg, c, err := testenv.Start(func(env *envtest.Environment) error {
 		for k, v := range auditArgs {

@@ -48,8 +48,8 @@ func figuresPage(nodes, pairs int, cbor bool, within time.Duration, stamp figure
 	var also string
 	if cbor {
 		cmd += " CBOR=1"
-		also += " Both sides ran with kube-apiserver's alpha CBORServingAndStorage gate (custom resources stored in etcd as CBOR) and client-go's CBOR gates; " +
-			"controller-runtime's typed clients, edgeplane's, still speak JSON."
+		also += " Both sides ran with kube-apiserver's alpha CBORServingAndStorage gate: custom resources stored in etcd as CBOR; " +
+			"every client still speaks JSON (controller-runtime's clients register no CBOR serializer)."
 	}
 	if within > 0 {
 		cmd += " PEER_WITHIN=" + within.String()

@@ -73,7 +73,7 @@ func main() {
 	viaHub := flag.Bool("hub", true, "Passed to test/perf/scale: edgeplane's fleet through the edge hub; false: straight to the API server.")
 	only := flag.String("only", "both", "both, or one side alone: peer or edgeplane (no compare lines).")
 	timeout := flag.Duration("timeout", 40*time.Minute, "Give up on one run after this long.")
-	cbor := flag.Bool("cbor", false, "Both sides with CBOR's alpha gates (KEP-4222): kube-apiserver's CBORServingAndStorage, and test/perf/scale --cbor on edgeplane's side.")
+	cbor := flag.Bool("cbor", false, "Both sides with kube-apiserver's alpha CBORServingAndStorage gate (KEP-4222: custom resources stored in etcd as CBOR; test/perf/scale --cbor on edgeplane's side).")
 	peerWithin := flag.Duration("peer-within", 0, "Stop the peer's run this long after its first create, and give its figures of that time: its time to every instance projected at the rate it reached, the rest per instance running by then; 0 waits until --timeout.")
 	bin := flag.String("bin", "bin", "Directory of the manager and edge-agent binaries (make build), for test/perf/scale.")
 	out := flag.String("out", "dist/scale-peer", "Directory of each run's logs.")
