@@ -205,7 +205,7 @@ func (h *Hub) writeReport(ctx context.Context, node string, body []byte) (any, e
 
 // reportValidation skips kube-apiserver's strict second parse of a report
 // (apply bodies are parsed as YAML, once more when fields are checked):
-// a sixth of what a report's apply cost it (docs/benchmarks.md). The hub
+// more than a quarter of what a report's apply cost it (docs/benchmarks.md). The hub
 // has decoded the report against the types the CRD is generated from, and
 // says itself when a report holds fields they do not know.
 var reportValidation = client.FieldValidation(metav1.FieldValidationIgnore)

@@ -204,7 +204,7 @@ type runOptions struct {
 	// kernelBalancer balances the devices over the hub replicas with DNAT
 	// rules rather than a balancer process.
 	kernelBalancer bool
-	// cbor turns on CBOR's alpha gates (--cbor).
+	// cbor turns on kube-apiserver's alpha CBOR storage gate (--cbor).
 	cbor bool
 }
 
@@ -495,7 +495,7 @@ func run(ctx context.Context, o runOptions) error {
 	cpuBefore, machineBefore := procs.CPUTimes(pids), machineCPU()
 	var profiling sync.WaitGroup
 	if o.profiles != "" {
-		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, pprofs, "http://"+managerPprof) })
+		profiling.Go(func() { takeProfiles(ctx, cfg, o.profiles, pprofs) })
 	}
 	stagesDone := make(chan struct{})
 	if o.stages {

@@ -101,7 +101,7 @@ func fetchProfiles(ctx context.Context, dir, suffix string, targets map[string]p
 // takeProfiles takes CPU profiles of kube-apiserver and of the processes
 // in pprofs (name: address) at once, then an execution trace of the
 // manager.
-func takeProfiles(ctx context.Context, cfg *rest.Config, dir string, pprofs map[string]string, managerURL string) {
+func takeProfiles(ctx context.Context, cfg *rest.Config, dir string, pprofs map[string]string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "profiles:", err)
 		return
@@ -120,7 +120,7 @@ func takeProfiles(ctx context.Context, cfg *rest.Config, dir string, pprofs map[
 	// Then an execution trace of the manager, which splits the facade's
 	// time inside it from the time before the Go runtime sees a request.
 	out := filepath.Join(dir, "manager.trace")
-	if err := fetchProfile(ctx, http.DefaultClient, fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", managerURL, traceSeconds), out); err != nil {
+	if err := fetchProfile(ctx, http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", pprofs["manager"], traceSeconds), out); err != nil {
 		fmt.Fprintf(os.Stderr, "trace of the manager: %v\n", err)
 		return
 	}
