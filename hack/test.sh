@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test after go vet: every test package with the fuzz step beside
-# them, then a check that the run left no process behind.
+# them, then a check that the run left no process and no file behind.
 #
 # - Packages run TEST_PARALLEL at once; unset, one per core, fewer when
 #   memory is short (each suite's kube-apiserver, etcd and engine take
@@ -12,6 +12,8 @@
 #   environment; at the end, any still alive is named, killed, and the run
 #   fails. Interrupted (Ctrl-C, SIGTERM), the run lets the suites and the
 #   fuzz step clean up, and runs the same check.
+# - TMPDIR is a directory of the run's own; anything left in it at the end
+#   is named, removed, and the run fails.
 #
 # Env: TEST_PARALLEL, SLOW_SUITES (packages to start first), TEST_PACKAGES
 # (the three modules' packages: ./... ./hack/... ./test/...), TEST_TIMEOUT
@@ -34,6 +36,13 @@ fi
 EDGEPLANE_TEST_RUN="$$.$(date +%s%N)"
 export EDGEPLANE_TEST_RUN
 
+# The run's temporary files go into a directory of its own, which must be
+# empty at the end: a file a suite leaves behind fails the run as a
+# process does. A short name: engines put their sockets under it, and a
+# socket's path has at most 107 bytes.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ep-test.XXXXXX")
+export TMPDIR=$run_tmp
+
 # leftovers lists the processes of this run still alive, but for this
 # shell and the one listing them.
 leftovers() {
@@ -49,6 +58,21 @@ leftovers() {
 			echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
 		fi
 	done
+}
+
+# check_files fails the run when it left anything in its temporary
+# directory, and removes the directory.
+check_files() {
+	local left
+	left=$(find "$run_tmp" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort)
+	rm -rf "$run_tmp"
+	if [[ -z "$left" ]]; then
+		echo "files left behind: none"
+		return 0
+	fi
+	echo "files left behind in the run's temporary directory (removed now):"
+	echo "$left" | sed 's/^/  /'
+	return 1
 }
 
 # check fails the run when a process it started is still alive, after
@@ -121,5 +145,6 @@ if [[ -n "$fuzz" ]]; then
 fi
 rm -f "$fuzzlog"
 check || rc=1
+check_files || rc=1
 [[ -z "$interrupted" ]] || { echo "make test: interrupted"; exit 130; }
 exit "$rc"

@@ -164,6 +164,9 @@ var _ = BeforeSuite(func() {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.ModifyCmdFunc(bnet.command),
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(GinkgoT().TempDir()),
+		// Chromium's own scratch directories (org.chromium.Chromium.*)
+		// outlive a browser that is killed; keep them in the suite's.
+		chromedp.Env("TMPDIR="+GinkgoT().TempDir()),
 		// The suite's second facade serves TLS with a certificate of a CA
 		// made for the run.
 		chromedp.IgnoreCertErrors,

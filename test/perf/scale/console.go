@@ -46,7 +46,8 @@ func consoleCost(ctx context.Context, facadeURL string) (string, error) {
 	defer func() { _ = os.RemoveAll(dir) }()
 	alloc, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(strings.TrimSpace(string(out))), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(dir),
-		chromedp.WindowSize(1280, 900))...)
+		// Chromium's scratch directories outlive a killed browser: keep them in dir.
+		chromedp.Env("TMPDIR="+dir), chromedp.WindowSize(1280, 900))...)
 	defer cancel()
 	browser, cancel := chromedp.NewContext(alloc)
 	defer cancel()
