@@ -38,9 +38,10 @@ export EDGEPLANE_TEST_RUN
 
 # The run's temporary files go into a directory of its own, which must be
 # empty at the end: a file a suite leaves behind fails the run as a
-# process does. A short name: engines put their sockets under it, and a
-# socket's path has at most 107 bytes.
-run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ep-test.XXXXXX")
+# process does. A short name: the engine suites' Podman keeps its state
+# under it, and with a longer path it failed, now and then on a busy
+# machine, to restart a killed container by its policy.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ep.XXXXXX")
 export TMPDIR=$run_tmp
 
 # leftovers lists the processes of this run still alive, but for this

@@ -44,7 +44,9 @@ type Engine struct {
 // (installing it from Debian packages when absent). Its images are
 // edgeplane.local/box:1 and :2.
 func StartEngine(kind string) (*Engine, error) {
-	dir, err := os.MkdirTemp("", "edgeplane-engine.")
+	// A short name: under make test's TMPDIR (hack/test.sh), a longer
+	// path made Podman 4.3 miss restarts by policy on a busy machine.
+	dir, err := os.MkdirTemp("", "engine.")
 	if err != nil {
 		return nil, err
 	}
