@@ -103,8 +103,8 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		// Skip kube-apiserver's strict decode of every object the
 		// manager writes: it writes only fields of its own types, which
 		// the CRDs of its release define, and the strict decode (a
-		// duplicate-key check over the whole patched object) cost
-		// kube-apiserver CPU on every write (ADR 0032).
+		// duplicate-key check over the whole patched object) was about
+		// 1.5 % of kube-apiserver's CPU in a rollout (ADR 0032).
 		Client:    client.Options{FieldValidation: metav1.FieldValidationIgnore},
 		NewClient: o.NewClient,
 	})
