@@ -31,20 +31,20 @@ import (
 // names the file, the second passes; neither leaves anything.
 func TestRunFindsAFileLeftBehind(t *testing.T) {
 	for _, c := range []struct {
-		leave bool
+		leave string // EDGEPLANE_LEAVE_FILE
 		want  string
 	}{
-		{true, "files left behind in the run's temporary directory (removed now):\n  edgeplane-leaver."},
-		{false, "files left behind: none"},
+		{"1", "files left behind in the run's temporary directory (removed now):\n  edgeplane-leaver."},
+		{"0", "files left behind: none"},
 	} {
 		tmp := t.TempDir()
 		cmd := exec.Command("bash", "hack/test.sh")
 		cmd.Dir = testenv.RepoRoot()
 		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "TEST_PACKAGES=./hack/testdata/leaver", "SLOW_SUITES=", "SKIP_FUZZ=1",
-			"TEST_PARALLEL=1", "EDGEPLANE_LEAVE_FILE="+map[bool]string{true: "1", false: "0"}[c.leave])
+			"TEST_PARALLEL=1", "EDGEPLANE_LEAVE_FILE="+c.leave)
 		out, err := cmd.CombinedOutput()
-		if c.leave != (err != nil) {
-			t.Errorf("leave=%v: hack/test.sh: %v, want failure %v\n%s", c.leave, err, c.leave, out)
+		if fails := c.leave == "1"; fails != (err != nil) {
+			t.Errorf("leave=%v: hack/test.sh: %v, want failure %v\n%s", c.leave, err, fails, out)
 		}
 		if !strings.Contains(string(out), c.want) {
 			t.Errorf("leave=%v: hack/test.sh printed\n%s\nwant %q in it", c.leave, out, c.want)

@@ -97,7 +97,10 @@ func startSuite(o controllers.Options, hub bool, configure ...func(*envtest.Envi
 	}, 30*time.Second).Should(Equal(http.StatusOK), "the facade at %s becomes ready", s.Base)
 	if hub {
 		s.hubNamespace = mo.Hub.Namespace
-		Eventually(m.Hub().CACert).ShouldNot(BeNil(), "the hub starts")
+		// Listening, not only holding its CA: the CA is loaded before
+		// the replica's Lease is written and the port bound, and a
+		// device joining in between was refused.
+		Eventually(m.Hub().Addr, 30*time.Second).ShouldNot(BeEmpty(), "the hub listens on %s", s.HubURL)
 		s.CAHash = hubapi.CAHash(m.Hub().CACert())
 	}
 	return ctx, s
