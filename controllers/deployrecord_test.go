@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -121,7 +122,7 @@ var _ = Describe("DeployRecords", func() {
 
 			By("running a manager whose every EdgeService status write fails, as if it died right after creating the record")
 			var refused atomic.Int32
-			stop := startManager(func(c client.Client) client.Client { return &failingStatus{Client: c, refused: &refused} })
+			stop := startManager(func(rt http.RoundTripper) http.RoundTripper { return &failingStatus{RoundTripper: rt, refused: &refused} })
 			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux"}))
 			Eventually(refused.Load).Should(BeNumerically(">", 0))
 			stop()
@@ -134,7 +135,7 @@ var _ = Describe("DeployRecords", func() {
 
 			By("changing the spec while the failing manager runs, then restarting")
 			stop()
-			stop = startManager(func(c client.Client) client.Client { return &failingStatus{Client: c, refused: &refused} })
+			stop = startManager(func(rt http.RoundTripper) http.RoundTripper { return &failingStatus{RoundTripper: rt, refused: &refused} })
 			update(svc, setImage("app@B#linux"))
 			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux", "2:app@B#linux"}))
 			stop()
@@ -316,28 +317,20 @@ func (v *staleView) List(ctx context.Context, list client.ObjectList, opts ...cl
 	return v.Client.List(ctx, list, opts...)
 }
 
-// failingStatus is a client whose EdgeService status writes fail, standing
-// in for a manager that dies between creating a record and writing status.
+// failingStatus is a transport whose EdgeService status writes fail,
+// standing in for a manager that dies between creating a record and
+// writing status.
 type failingStatus struct {
-	client.Client
+	http.RoundTripper
 	refused *atomic.Int32
 }
 
-func (f *failingStatus) Status() client.SubResourceWriter {
-	return &failingStatusWriter{SubResourceWriter: f.Client.Status(), refused: f.refused}
-}
-
-type failingStatusWriter struct {
-	client.SubResourceWriter
-	refused *atomic.Int32
-}
-
-func (w *failingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if _, ok := obj.(*edgev1alpha1.EdgeService); ok {
-		w.refused.Add(1)
-		return errors.New("simulated crash before the status write")
+func (f *failingStatus) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/edgeservices/") && strings.HasSuffix(r.URL.Path, "/status") {
+		f.refused.Add(1)
+		return nil, errors.New("simulated crash before the status write")
 	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	return f.RoundTripper.RoundTrip(r)
 }
 
 // recordNodesOf makes n record nodes whose strings are as long as the

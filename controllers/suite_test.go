@@ -18,6 +18,7 @@ package controllers_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -79,28 +80,21 @@ var _ = AfterSuite(func() {
 
 // startManager runs a manager with every reconciler until the returned
 // function is called. wrap, when set, wraps the manager's client.
-func startManager(wrap func(client.Client) client.Client) func() {
+func startManager(wrap func(http.RoundTripper) http.RoundTripper) func() {
 	GinkgoHelper()
 	return startManagerWith(opts, wrap)
 }
 
 // startManagerWith is startManager with options of the test's own.
-func startManagerWith(opts controllers.Options, wrap func(client.Client) client.Client) func() {
+func startManagerWith(opts controllers.Options, wrap func(http.RoundTripper) http.RoundTripper) func() {
 	GinkgoHelper()
 	mo := manager.ForTest(opts)
 	mo.API.BindAddress = "0"
 	// Several managers run in one process over the suite's life.
 	mo.SkipNameValidation = true
-	if wrap != nil {
-		mo.NewClient = func(config *rest.Config, options client.Options) (client.Client, error) {
-			c, err := client.New(config, options)
-			if err != nil {
-				return nil, err
-			}
-			return wrap(c), nil
-		}
-	}
-	m, stop := testenv.RunManager(ctx, cfg, mo)
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.WrapTransport = wrap
+	m, stop := testenv.RunManager(ctx, mcfg, mo)
 	// Placement reads every node from this informer's store; without a
 	// store it falls back to a List that copies every node.
 	inf, err := m.GetCache().GetInformer(ctx, &edgev1alpha1.EdgeNode{})

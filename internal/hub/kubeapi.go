@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -194,21 +195,23 @@ func (h *Hub) forwardReport(w http.ResponseWriter, r *http.Request, node string)
 }
 
 // writeReport is the one write of a node's report: a server-side apply
-// of the agent's fields as the agent.
+// of the agent's fields as the agent. The agent reads nothing of the
+// object a report returns, so kube-apiserver answers with the node's
+// metadata alone, and the agent gets the node with that metadata.
 func (h *Hub) writeReport(ctx context.Context, node string, body []byte) (any, error) {
 	out := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	h.metrics.forwarded.WithLabelValues("edgenodes/status").Inc()
-	err := h.c.Status().Patch(ctx, out, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(agentFieldManager), client.ForceOwnership,
-		reportValidation)
+	err := h.meta.Patch(ctx, out, client.RawPatch(types.ApplyPatchType, body), reportOptions, "status")
 	return out, err
 }
 
-// reportValidation skips kube-apiserver's strict second parse of a report
-// (apply bodies are parsed as YAML, once more when fields are checked):
-// more than a quarter of what a report's apply cost it (docs/benchmarks.md). The hub
-// has decoded the report against the types the CRD is generated from, and
-// says itself when a report holds fields they do not know.
-var reportValidation = client.FieldValidation(metav1.FieldValidationIgnore)
+// reportOptions apply a report as the agent, and skip kube-apiserver's
+// strict second parse of it (apply bodies are parsed as YAML, once more
+// when fields are checked): more than a quarter of what a report's apply
+// cost it (docs/benchmarks.md). The hub has decoded the report against
+// the types the CRD is generated from, and says itself when a report
+// holds fields they do not know.
+var reportOptions = metav1.PatchOptions{FieldManager: agentFieldManager, Force: ptr.To(true), FieldValidation: metav1.FieldValidationIgnore}
 
 // forwardTimeout bounds a forwarded write: longer than the agent's own
 // deadline (10 s), so that the agent's retry finds it under way.

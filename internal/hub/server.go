@@ -49,6 +49,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/shared/hubapi"
+	"github.com/edgeplane/edgeplane/internal/shared/metapatch"
 )
 
 // fieldOwner is the field manager of the hub's own writes, so that the
@@ -118,6 +119,7 @@ func (o *Options) Validate() error {
 type Hub struct {
 	o       Options
 	c       client.Client
+	meta    *metapatch.Client // writes reports, answered with metadata
 	cache   client.Reader
 	api     client.Reader
 	rec     recorder.EventRecorder
@@ -150,6 +152,10 @@ func New(ctx context.Context, mgr ctrl.Manager, o Options) (*Hub, error) {
 		joins: rate.NewLimiter(200, 400)}
 	h.relay = newRelay(h.metrics)
 	h.reports = newReports(h.writeReport)
+	var err error
+	if h.meta, err = metapatch.New(h.c, mgr.GetConfig(), mgr.GetHTTPClient()); err != nil {
+		return nil, err
+	}
 	ownCfg := rest.CopyConfig(mgr.GetConfig())
 	ownCfg.QPS, ownCfg.Burst = 5, 10
 	own, err := client.New(ownCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})

@@ -37,6 +37,7 @@ import (
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/controllers/internal/patch"
+	"github.com/edgeplane/edgeplane/internal/shared/metapatch"
 )
 
 // assignmentWriters is how many assignment writes are in flight while
@@ -72,8 +73,10 @@ const assignmentWriteTimeout = 10 * time.Second
 // last write failed: then it waits, says why in the service's status and
 // backs off while the writes keep failing.
 type Writer struct {
-	c   client.Client // writes, and reads the EdgeNode that owns a new assignment
-	api client.Reader // reads past the cache
+	c client.Client // creates, and reads the EdgeNode that owns a new assignment
+	// meta patches, answered with the assignment's metadata alone.
+	meta *metapatch.Client
+	api  client.Reader // reads past the cache
 	// wake asks for a service's reconcile when a write of it starts to fail.
 	wake func(key string)
 
@@ -95,12 +98,12 @@ type assignmentOp struct {
 	done  func(error)
 }
 
-// NewWriter makes a Writer that writes through c and reads past the cache
-// through api; wake, if set, is called with a service's key when a write
+// NewWriter makes a Writer that creates through c, patches through meta
+// and reads past the cache through api; wake, if set, is called with a service's key when a write
 // of it starts to fail. Start runs its writes.
-func NewWriter(c client.Client, api client.Reader, wake func(key string)) *Writer {
+func NewWriter(c client.Client, meta *metapatch.Client, api client.Reader, wake func(key string)) *Writer {
 	return &Writer{
-		c: c, api: api, wake: wake,
+		c: c, meta: meta, api: api, wake: wake,
 		nodes:  workqueue.NewTyped[string](),
 		queued: map[string][]assignmentOp{},
 		failed: map[string]map[string]error{},
@@ -302,7 +305,7 @@ func (w *Writer) DropService(key string) {
 func WriteNow(ctx context.Context, c client.Client, api client.Reader, node, key string, e *edgev1alpha1.AssignedService) error {
 	// No queue: a write made at once needs none, and a workqueue would
 	// start a goroutine per call that nothing shuts down.
-	w := &Writer{c: c, api: api}
+	w := &Writer{c: c, meta: metapatch.Through(c), api: api}
 	return w.apply(ctx, node, []assignmentOp{{key: key, entry: e}})
 }
 
@@ -327,12 +330,11 @@ func (w *Writer) apply(ctx context.Context, node string, ops []assignmentOp) err
 		}
 	}
 	raw, _ := json.Marshal(steps)
-	a := &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	if len(sets) > 0 && !w.cached(ctx, node) {
 		// A node's first services: a patch would only find nothing.
 		return w.create(ctx, node, sets, raw)
 	}
-	err := w.c.Patch(ctx, a, client.RawPatch(types.JSONPatchType, raw), client.FieldOwner(patch.FieldOwner))
+	err := w.patch(ctx, node, types.JSONPatchType, raw)
 	switch {
 	case err == nil:
 		return nil
@@ -352,9 +354,17 @@ func (w *Writer) apply(ctx context.Context, node string, ops []assignmentOp) err
 			return nil
 		}
 		raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"services": sets}})
-		return w.c.Patch(ctx, a, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(patch.FieldOwner))
+		return w.patch(ctx, node, types.MergePatchType, raw)
 	}
 	return err
+}
+
+// patch writes a node's assignment. Nothing reads the object a write
+// returns, so the answer is its metadata alone: kube-apiserver encodes
+// that rather than every service on the node.
+func (w *Writer) patch(ctx context.Context, node string, pt types.PatchType, raw []byte) error {
+	return w.meta.Patch(ctx, &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(pt, raw),
+		metav1.PatchOptions{FieldManager: patch.FieldOwner, FieldValidation: metav1.FieldValidationIgnore})
 }
 
 // cached says whether the cache holds the node's assignment. One it does
@@ -385,7 +395,7 @@ func (w *Writer) create(ctx context.Context, node string, sets map[string]*edgev
 	}
 	err := w.c.Create(ctx, a, client.FieldOwner(patch.FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
-		return w.c.Patch(ctx, &edgev1alpha1.NodeAssignment{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.JSONPatchType, jsonPatch), client.FieldOwner(patch.FieldOwner))
+		return w.patch(ctx, node, types.JSONPatchType, jsonPatch)
 	}
 	return err
 }

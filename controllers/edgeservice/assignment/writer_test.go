@@ -28,7 +28,7 @@ import (
 // TestWriterQueue checks what waits for a node's next write: one entry
 // per service, the last asked for, and everyone who waits on it told.
 func TestWriterQueue(t *testing.T) {
-	w := NewWriter(nil, nil, nil)
+	w := NewWriter(nil, nil, nil, nil)
 	entry := func(rev int64) *edgev1alpha1.AssignedService {
 		return &edgev1alpha1.AssignedService{UID: "u", Revision: rev}
 	}
