@@ -122,7 +122,9 @@ var _ = Describe("DeployRecords", func() {
 
 			By("running a manager whose every EdgeService status write fails, as if it died right after creating the record")
 			var refused atomic.Int32
-			stop := startManager(func(rt http.RoundTripper) http.RoundTripper { return &failingStatus{RoundTripper: rt, refused: &refused} })
+			stop := startManager(func(rt http.RoundTripper) http.RoundTripper {
+				return &failingStatus{RoundTripper: rt, refused: &refused}
+			})
 			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux"}))
 			Eventually(refused.Load).Should(BeNumerically(">", 0))
 			stop()
@@ -135,7 +137,9 @@ var _ = Describe("DeployRecords", func() {
 
 			By("changing the spec while the failing manager runs, then restarting")
 			stop()
-			stop = startManager(func(rt http.RoundTripper) http.RoundTripper { return &failingStatus{RoundTripper: rt, refused: &refused} })
+			stop = startManager(func(rt http.RoundTripper) http.RoundTripper {
+				return &failingStatus{RoundTripper: rt, refused: &refused}
+			})
 			update(svc, setImage("app@B#linux"))
 			Eventually(func() []string { return images(records(ns, "crash")) }).Should(Equal([]string{"1:app@A#linux", "2:app@B#linux"}))
 			stop()

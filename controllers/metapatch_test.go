@@ -17,20 +17,29 @@ limitations under the License.
 package controllers_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/shared/metapatch"
 )
 
-// The status writes of services and the assignment writes are answered
-// with metadata alone; what follows them must still see the object as
-// written.
+// The hub's reports, the assignment writes and the services' status
+// writes are answered with metadata alone; what follows them must still
+// see the object as written.
 var _ = Describe("A patch answered with the object's metadata", func() {
 	DescribeTable("leaves the object as written and holding the server's resourceVersion: the next write is no conflict, a stale one is",
 		func(lean bool) {
@@ -74,4 +83,52 @@ var _ = Describe("A patch answered with the object's metadata", func() {
 		Entry("answered with metadata", true),
 		Entry("through controller-runtime's client, answered in full", false),
 	)
+
+	It("is answered by kube-apiserver with the metadata of a custom resource, not its status", func() {
+		var mu sync.Mutex
+		var answers [][]byte
+		c := rest.CopyConfig(cfg)
+		c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripper(func(r *http.Request) (*http.Response, error) {
+				resp, err := rt.RoundTrip(r)
+				if err != nil || r.Method != http.MethodPatch {
+					return resp, err
+				}
+				body, err := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				resp.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				defer mu.Unlock()
+				answers = append(answers, body)
+				return resp, err
+			})
+		}
+		hc, err := rest.HTTPClientFor(c)
+		Expect(err).NotTo(HaveOccurred())
+		mp, err := metapatch.New(k8sClient, c, hc)
+		Expect(err).NotTo(HaveOccurred())
+		node := createNode("metapatch-node", "linux", nil)
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, node))).To(Succeed()) })
+
+		const marker = "an-os-version-only-the-status-holds"
+		report := fmt.Sprintf(`{"apiVersion":"edge.edgeplane.io/v1alpha1","kind":"EdgeNode","metadata":{"name":%q},"status":{"nodeInfo":{"osVersion":%q}}}`, node.Name, marker)
+		n := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node.Name}}
+		Expect(mp.Patch(ctx, n, client.RawPatch(types.ApplyPatchType, []byte(report)),
+			metav1.PatchOptions{FieldManager: "metapatch-test", Force: ptr.To(true)}, "status")).To(Succeed())
+
+		live := &edgev1alpha1.EdgeNode{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(node), live)).To(Succeed())
+		Expect(live.Status.NodeInfo).To(HaveField("OSVersion", marker), "the write landed")
+		Expect(n.ResourceVersion).To(Equal(live.ResourceVersion))
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(answers).To(HaveLen(1))
+		Expect(string(answers[0])).To(ContainSubstring("PartialObjectMetadata"))
+		Expect(string(answers[0])).NotTo(ContainSubstring(marker), "the answer echoes no status")
+	})
 })
+
+// roundTripper is a function as an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -281,10 +281,10 @@ type EdgeServiceStatus struct {
 	// +kubebuilder:validation:MaxItems=10000
 	Containers []ServiceInstance `json:"containers,omitempty"`
 
-	// conditions hold Available, Progressing and Degraded.
+	// conditions hold Available, Progressing, Degraded and Ready. Written
+	// whole by the controller alone.
 	// +optional
-	// +listType=map
-	// +listMapKey=type
+	// +listType=atomic
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

@@ -294,6 +294,29 @@ var _ = Describe("EdgeService schema", func() {
 		expectInvalid(k8sClient.SubResource("scale").Update(ctx, s, client.WithSubResourceBody(scale)), "a dynamic service needs factor of at least 1")
 	})
 
+	It("tracks the conditions the controller writes as one field, however many there are", func() {
+		s := staticService(nil)
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		base := client.MergeFrom(s.DeepCopy())
+		for _, t := range []string{"Available", "Progressing", "Degraded", "Ready"} {
+			s.Status.Conditions = append(s.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Test",
+				Message: "set by the test", LastTransitionTime: metav1.Now()})
+		}
+		Expect(k8sClient.Status().Patch(ctx, s, base, client.FieldOwner("schema-test"))).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		Expect(s.Status.Conditions).To(HaveLen(4))
+		var status *metav1.ManagedFieldsEntry
+		for i, mf := range s.ManagedFields {
+			if mf.Manager == "schema-test" && mf.Subresource == "status" {
+				status = &s.ManagedFields[i]
+			}
+		}
+		Expect(status).NotTo(BeNil())
+		fields := string(status.FieldsV1.Raw)
+		Expect(fields).To(ContainSubstring(`"f:conditions":{}`))
+		Expect(fields).NotTo(ContainSubstring("Available"), "no entry per condition")
+	})
+
 	It("refuses to scale a static service", func() {
 		s := staticService(nil)
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())

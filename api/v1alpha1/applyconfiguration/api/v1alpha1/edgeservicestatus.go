@@ -65,7 +65,8 @@ type EdgeServiceStatusApplyConfiguration struct {
 	// their instances here; empty once every agent reads its node's
 	// assignment. Written whole by the controller alone.
 	Containers []ServiceInstanceApplyConfiguration `json:"containers,omitempty"`
-	// conditions hold Available, Progressing and Degraded.
+	// conditions hold Available, Progressing, Degraded and Ready. Written
+	// whole by the controller alone.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
