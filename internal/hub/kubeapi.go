@@ -196,12 +196,14 @@ func (h *Hub) forwardReport(w http.ResponseWriter, r *http.Request, node string)
 
 // writeReport is the one write of a node's report: a server-side apply
 // of the agent's fields as the agent. The agent reads nothing of the
-// object a report returns, so kube-apiserver answers with the node's
-// metadata alone, and the agent gets the node with that metadata.
+// object a report returns but its outcome, so kube-apiserver answers with
+// the node's metadata alone, and the device is sent that without
+// managedFields: a few hundred bytes over its link, not the whole node.
 func (h *Hub) writeReport(ctx context.Context, node string, body []byte) (any, error) {
 	out := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	h.metrics.forwarded.WithLabelValues("edgenodes/status").Inc()
 	err := h.meta.Patch(ctx, out, client.RawPatch(types.ApplyPatchType, body), reportOptions, "status")
+	out.ManagedFields = nil
 	return out, err
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package hub_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,6 +144,29 @@ var _ = Describe("A device behind the hub", Ordered, func() {
 			_ = c.Get(ctx, client.ObjectKeyFromObject(svc), s)
 			return s.Status.ReadyReplicas
 		}).Should(Equal(int32(1)), "the instance runs: the assignment reached the agent and its report the API server")
+
+		By("answering a report with the node's metadata, not its status: the device's link carries what the agent reads")
+		code, body := call(nodeHTTP, "GET", "/apis/edge.edgeplane.io/v1alpha1/edgenodes/dev-1", "")
+		Expect(code).To(Equal(http.StatusOK), body)
+		node := &edgev1alpha1.EdgeNode{}
+		Expect(json.Unmarshal([]byte(body), node)).To(Succeed())
+		Expect(node.Status.Containers).NotTo(BeEmpty())
+		// The agent's own fields as they are, so that the report changes nothing.
+		st := node.Status
+		st.Status, st.ObservedGeneration, st.Conditions = "", 0, nil
+		for _, c := range node.Status.Conditions {
+			if c.Type == edgev1alpha1.ConditionRuntimeReady {
+				st.Conditions = append(st.Conditions, c)
+			}
+		}
+		report, err := json.Marshal(map[string]any{"apiVersion": edgev1alpha1.GroupVersion.String(), "kind": "EdgeNode",
+			"metadata": map[string]any{"name": "dev-1"}, "status": st})
+		Expect(err).NotTo(HaveOccurred())
+		code, answer := call(nodeHTTP, "PATCH", "/apis/edge.edgeplane.io/v1alpha1/edgenodes/dev-1/status?fieldManager=edge-agent&force=true", string(report))
+		Expect(code).To(Equal(http.StatusOK), answer)
+		Expect(answer).To(ContainSubstring(`"resourceVersion"`))
+		Expect(answer).NotTo(ContainSubstring(node.Status.Containers[0].Name), "no status")
+		Expect(answer).NotTo(ContainSubstring("managedFields"))
 	})
 
 	It("is refused every object of another node, and anything else", func() {
