@@ -79,7 +79,8 @@ var _ = AfterSuite(func() {
 })
 
 // startManager runs a manager with every reconciler until the returned
-// function is called. wrap, when set, wraps the manager's client.
+// function is called. wrap, when set, wraps the manager's transport, which
+// every client of the manager goes through.
 func startManager(wrap func(http.RoundTripper) http.RoundTripper) func() {
 	GinkgoHelper()
 	return startManagerWith(opts, wrap)

@@ -99,8 +99,8 @@ type assignmentOp struct {
 }
 
 // NewWriter makes a Writer that creates through c, patches through meta
-// and reads past the cache through api; wake, if set, is called with a service's key when a write
-// of it starts to fail. Start runs its writes.
+// and reads past the cache through api; wake, if set, is called with a
+// service's key when a write of it starts to fail. Start runs its writes.
 func NewWriter(c client.Client, meta *metapatch.Client, api client.Reader, wake func(key string)) *Writer {
 	return &Writer{
 		c: c, meta: meta, api: api, wake: wake,

@@ -70,9 +70,10 @@ func (m *Client) Patch(ctx context.Context, obj client.Object, p client.Patch, o
 	if err != nil {
 		return fmt.Errorf("computing the patch: %w", err)
 	}
-	var r metadata.ResourceInterface = m.md.Resource(mapping.Resource)
+	res := m.md.Resource(mapping.Resource)
+	var r metadata.ResourceInterface = res
 	if ns := obj.GetNamespace(); ns != "" {
-		r = m.md.Resource(mapping.Resource).Namespace(ns)
+		r = res.Namespace(ns)
 	}
 	out, err := r.Patch(ctx, obj.GetName(), p.Type(), data, opts, subresource...)
 	if err != nil {
