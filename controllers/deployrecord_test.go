@@ -330,7 +330,7 @@ type failingStatus struct {
 }
 
 func (f *failingStatus) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/edgeservices/") && strings.HasSuffix(r.URL.Path, "/status") {
+	if _, ok := statusPatchOf(r); ok {
 		f.refused.Add(1)
 		return nil, errors.New("simulated crash before the status write")
 	}

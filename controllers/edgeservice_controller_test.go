@@ -330,7 +330,7 @@ var _ = Describe("A node's assignment that cannot hold another service", func() 
 		small := newStatic(ns, "small", node)
 		Expect(k8sClient.Create(ctx, small)).To(Succeed())
 		Eventually(func() map[string]edgev1alpha1.AssignedService { return assignment(node).Spec.Services }).Should(HaveKey(edgev1alpha1.AssignmentKey(ns, "small")))
-		Expect(condition(first, edgev1alpha1.ConditionDegraded)()).To(HaveField("Status", metav1.ConditionFalse))
+		Eventually(condition(first, edgev1alpha1.ConditionDegraded)).Should(HaveField("Status", metav1.ConditionFalse))
 
 		By("once the first is gone, the second fits and says so")
 		Expect(k8sClient.Delete(ctx, first)).To(Succeed())

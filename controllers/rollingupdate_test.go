@@ -44,6 +44,9 @@ var _ = Describe("Rollouts", Ordered, func() {
 		// The agents' Leases are renewed on the real clock; stepping this
 		// one must not take their nodes offline.
 		o.NodeGracePeriod = 24 * time.Hour
+		// The specs read each wave's status as it comes; on this clock a
+		// held status would wait for a step.
+		o.StatusHold = 0
 		DeferCleanup(startManagerWith(o, nil))
 	})
 

@@ -52,6 +52,9 @@ type Options struct {
 	RescheduleGrace time.Duration
 	// DeletionTimeout bounds the wait of a deleted service for its containers.
 	DeletionTimeout time.Duration
+	// StatusHold is how long a service's status write that only tells of a
+	// healthy rollout under way may wait for the one that sees it done.
+	StatusHold time.Duration
 	// ReconcileTimeout bounds one reconcile, so that nothing can hold a
 	// worker forever.
 	ReconcileTimeout time.Duration
@@ -66,6 +69,7 @@ func DefaultOptions() Options {
 		NodeGracePeriod:  40 * time.Second,
 		RescheduleGrace:  5 * time.Minute,
 		DeletionTimeout:  5 * time.Minute,
+		StatusHold:       5 * time.Second,
 		ReconcileTimeout: 30 * time.Second,
 	}
 }
@@ -123,6 +127,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Clock:           o.Clock,
 		RescheduleGrace: o.RescheduleGrace,
 		DeletionTimeout: o.DeletionTimeout,
+		StatusHold:      o.StatusHold,
 	}).SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}

@@ -66,6 +66,9 @@ var _ = BeforeSuite(func() {
 	opts.NodeGracePeriod = 2 * time.Second
 	opts.RescheduleGrace = 3 * time.Second
 	opts.DeletionTimeout = 4 * time.Second
+	// Held, as by default, but briefly: most specs follow a rollout step
+	// by step. The hold's own spec runs the default.
+	opts.StatusHold = 500 * time.Millisecond
 	// ReconcileTimeout stays the product's (30 s): on a busy machine a
 	// reconcile of the largest service (10,000 instances) outlasts 10 s.
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.LeaseNamespace}})).To(Succeed())

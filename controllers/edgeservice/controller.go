@@ -75,6 +75,9 @@ type Reconciler struct {
 	// DeletionTimeout bounds how long a deleted service waits for agents to
 	// remove its containers.
 	DeletionTimeout time.Duration
+	// StatusHold is how long a status write that only tells of a healthy
+	// rollout under way may wait for the one that sees it done (0: none).
+	StatusHold time.Duration
 	// Informers, when set, lets placement read every node from the
 	// informer's store itself: a List would copy each node's struct.
 	Informers cache.Informers
@@ -90,6 +93,7 @@ type Reconciler struct {
 	writer    *assignment.Writer
 	meta      *metapatch.Client
 	followUps *followUps
+	holds     *statusHolds
 }
 
 // +kubebuilder:rbac:groups=edge.edgeplane.io,resources=edgeservices,verbs=get;list;watch;patch
@@ -176,7 +180,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Placement sees this at once, not when the watch brings it.
 	r.load.set(svc.UID, all)
-	if !equality.Semantic.DeepEqual(status, &svc.Status) {
+	// A write that only tells of progress waits a little for the one that
+	// sees the instances run (progressOnly).
+	changed, held := !equality.Semantic.DeepEqual(status, &svc.Status), time.Duration(0)
+	if changed {
+		held = r.holds.left(req.NamespacedName, progressOnly(&svc.Status, status), now)
+	} else {
+		r.holds.written(req.NamespacedName)
+	}
+	if changed && held == 0 {
 		before := svc.Status.DeepCopy()
 		base := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		svc.Status = *status
@@ -185,6 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.patcher().Patch(ctx, svc, base, metav1.PatchOptions{FieldValidation: metav1.FieldValidationIgnore}, "status"); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.holds.written(req.NamespacedName)
 		// Only once the change is written: a retried reconcile would
 		// otherwise announce the same transition again.
 		r.emitTransitions(svc, before, status)
@@ -214,7 +227,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !waits {
 		r.followUps.took(req.NamespacedName, time.Since(start))
 	}
-	return ctrl.Result{RequeueAfter: soonest(p.recheckIn, ro.recheckIn)}, nil
+	return ctrl.Result{RequeueAfter: soonest(soonest(p.recheckIn, ro.recheckIn), held)}, nil
 }
 
 // patcher writes the service's status: r.meta, or for a reconciler set
@@ -666,6 +679,7 @@ func (r *Reconciler) finalize(ctx context.Context, svc *edgev1alpha1.EdgeService
 // nodes they run on.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	r.history, r.load, r.unplaced, r.intents, r.followUps = newConfigHistory(), newNodeLoad(), newUnplaced(), new(intents), newFollowUps()
+	r.holds = newStatusHolds(r.StatusHold)
 	// A write that starts to fail wakes its service, which then says why.
 	failed := make(chan event.GenericEvent, 1024)
 	var err error
@@ -711,6 +725,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			},
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
 				r.followUps.dropService(client.ObjectKeyFromObject(e.Object))
+				r.holds.written(client.ObjectKeyFromObject(e.Object))
 				r.history.drop(e.Object.GetUID())
 				r.load.drop(e.Object.GetUID())
 				r.intents.drop(e.Object.GetUID())
