@@ -113,7 +113,8 @@ func health(svc *edgev1alpha1.EdgeService) (string, string, string) {
 	case svc.DeletionTimestamp != nil:
 		return "deleting", edgev1alpha1.ReasonDeleting, "The service is being deleted."
 	case svc.Status.ObservedGeneration < svc.Generation:
-		return "progressing", "", "The manager has not yet read the latest change."
+		// Not read yet, or a healthy rollout's progress held (--status-hold).
+		return "progressing", "", "The manager has not yet written the status of the latest change."
 	}
 	if c := find(edgev1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
 		return "stalled", c.Reason, c.Message
