@@ -53,7 +53,8 @@ type Options struct {
 	// DeletionTimeout bounds the wait of a deleted service for its containers.
 	DeletionTimeout time.Duration
 	// StatusHold is how long a service's status write that only tells of a
-	// healthy rollout under way may wait for the one that sees it done.
+	// healthy rollout of a spec change may wait for the one that sees it
+	// done.
 	StatusHold time.Duration
 	// ReconcileTimeout bounds one reconcile, so that nothing can hold a
 	// worker forever.

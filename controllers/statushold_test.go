@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -62,16 +63,19 @@ type statusCounter struct {
 	s *statusWrites
 }
 
+// RoundTrip counts the status patches the API server took; one refused
+// (a conflict from a stale cache) wrote nothing.
 func (c *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if name, ok := statusPatchOf(req); ok {
+	resp, err := c.RoundTripper.RoundTrip(req)
+	if name, ok := statusPatchOf(req); ok && err == nil && resp.StatusCode < 300 {
 		c.s.mu.Lock()
 		c.s.n[name]++
 		c.s.mu.Unlock()
 	}
-	return c.RoundTripper.RoundTrip(req)
+	return resp, err
 }
 
-// A rollout's progress is held for --status-hold (5 s by default), against
+// A change's progress is held for --status-hold (5 s by default), against
 // a manager whose clock the spec steps: what the hold folds is decided by
 // that clock, not by how fast this machine is.
 var _ = Describe("A service's status during a healthy rollout", Ordered, func() {
@@ -96,39 +100,63 @@ var _ = Describe("A service's status during a healthy rollout", Ordered, func() 
 		}
 	})
 
-	It("is written once when the instances run within the hold", func() {
-		ns := newNamespace()
-		svc := newStatic(ns, "quick", "hold-a")
+	// deployed creates a static service on node and brings revision 1 to
+	// its instance; it returns the instance and the status writes so far.
+	deployed := func(ns, name, node string) (edgev1alpha1.ServiceInstance, int) {
+		GinkgoHelper()
+		svc := newStatic(ns, name, node)
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		insts := waitInstances(svc, 1)
-		Consistently(func() int64 { return getService(ns, "quick").Status.ObservedGeneration }, time.Second).Should(BeZero(),
-			"a rollout just begun is not written while the hold runs")
-
-		report("hold-a", "linux", running(insts[0], 1))
+		By("writing a new service's first status at once, which kstatus needs to see it in progress")
+		Eventually(func() int64 { return getService(ns, name).Status.ObservedGeneration }).Should(Equal(int64(1)))
+		inst := waitInstances(svc, 1)[0]
+		report(node, "linux", running(inst, 1))
 		Eventually(condition(svc, edgev1alpha1.ConditionAvailable)).Should(HaveField("Status", metav1.ConditionTrue))
+		return inst, writes.of(name)
+	}
+	// changed changes a service's image and waits for its instance to be
+	// told revision 2.
+	changed := func(ns, name string) edgev1alpha1.ServiceInstance {
+		GinkgoHelper()
+		update(getService(ns, name), setImage("app@2.0#linux"))
+		var inst edgev1alpha1.ServiceInstance
+		Eventually(func() int64 {
+			inst = instancesOf(ns, name)[0]
+			return inst.Revision
+		}).Should(Equal(int64(2)))
+		return inst
+	}
+
+	It("writes a spec change's rollout once when its instances run within the hold", func() {
+		ns := newNamespace()
+		_, before := deployed(ns, "quick", "hold-a")
+		inst := changed(ns, "quick")
+		Consistently(func() int64 { return getService(ns, "quick").Status.ObservedGeneration }, time.Second).Should(Equal(int64(1)),
+			"the change's progress is held; observedGeneration below the spec's says it is in progress")
+
+		report("hold-a", "linux", running(inst, 2))
+		Eventually(func() int64 { return getService(ns, "quick").Status.DeployedRevision }).Should(Equal(int64(2)))
 		got := getService(ns, "quick").Status
-		Expect(got.ObservedGeneration).To(Equal(int64(1)))
-		Expect(got.CurrentRecord).To(Equal("quick-1"))
-		Expect(got.DeployedRevision).To(Equal(int64(1)))
-		Consistently(func() int { return writes.of("quick") }, time.Second).Should(Equal(1))
+		Expect(got.ObservedGeneration).To(Equal(int64(2)))
+		Expect(got.CurrentRecord).To(Equal("quick-2"))
+		Expect(meta.IsStatusConditionTrue(got.Conditions, edgev1alpha1.ConditionAvailable)).To(BeTrue())
+		Consistently(func() int { return writes.of("quick") }, time.Second).Should(Equal(before + 1))
 	})
 
-	It("writes the progress of a rollout that takes longer once the hold ends, and a failure at once", func() {
+	It("writes the progress of a change that takes longer once the hold ends, and a failure at once", func() {
 		ns := newNamespace()
-		svc := newStatic(ns, "slow", "hold-b")
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		insts := waitInstances(svc, 1)
-		Consistently(func() int { return writes.of("slow") }, time.Second).Should(BeZero())
+		_, before := deployed(ns, "slow", "hold-b")
+		inst := changed(ns, "slow")
+		Consistently(func() int { return writes.of("slow") }, time.Second).Should(Equal(before))
 
 		clk.Step(5 * time.Second)
-		Eventually(condition(svc, edgev1alpha1.ConditionProgressing)).Should(And(
+		Eventually(func() int64 { return getService(ns, "slow").Status.ObservedGeneration }).Should(Equal(int64(2)))
+		Expect(condition(getService(ns, "slow"), edgev1alpha1.ConditionProgressing)()).To(And(
 			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", edgev1alpha1.ReasonDeploying)))
-		Expect(getService(ns, "slow").Status.ObservedGeneration).To(Equal(int64(1)))
-		Expect(writes.of("slow")).To(Equal(1))
+		Expect(writes.of("slow")).To(Equal(before + 1))
 
 		By("failing, which is not held")
-		report("hold-b", "linux", edgev1alpha1.ObservedContainer{Name: insts[0].Name, TaskID: insts[0].TaskID, Revision: 1, FailedMessage: "image app@1.0#linux not found"})
-		Eventually(condition(svc, edgev1alpha1.ConditionDegraded)).Should(HaveField("Reason", edgev1alpha1.ReasonDeployFailed))
-		Expect(writes.of("slow")).To(Equal(2))
+		report("hold-b", "linux", edgev1alpha1.ObservedContainer{Name: inst.Name, TaskID: inst.TaskID, Revision: 2, FailedMessage: "image app@2.0#linux not found"})
+		Eventually(condition(getService(ns, "slow"), edgev1alpha1.ConditionDegraded)).Should(HaveField("Reason", edgev1alpha1.ReasonDeployFailed))
+		Expect(writes.of("slow")).To(Equal(before + 2))
 	})
 })

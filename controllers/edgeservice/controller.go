@@ -76,7 +76,8 @@ type Reconciler struct {
 	// remove its containers.
 	DeletionTimeout time.Duration
 	// StatusHold is how long a status write that only tells of a healthy
-	// rollout under way may wait for the one that sees it done (0: none).
+	// rollout of a spec change may wait for the one that sees it done
+	// (0: none).
 	StatusHold time.Duration
 	// Informers, when set, lets placement read every node from the
 	// informer's store itself: a List would copy each node's struct.

@@ -312,7 +312,7 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 	out.rolloutPlan = planRollout(&svc.Spec, rev, flat, exceeded, done)
 	if out.stalled != nil && svc.Spec.Strategy.AutoRollback {
 		var why string
-		if out.back, why = rollbackTarget(svc, recs); out.back == nil {
+		if out.back, why = rollbackTarget(svc, rev, recs); out.back == nil {
 			out.stalled.Message += "; autoRollback: " + why
 		}
 	}
@@ -355,11 +355,12 @@ func rolloutOf(svc *edgev1alpha1.EdgeService, placed []edgev1alpha1.ServiceInsta
 }
 
 // rollbackTarget is the record autoRollback returns to: that of the last
-// revision every instance ran, when it is older than the current one and
-// still kept and restorable; else nil and why not.
-func rollbackTarget(svc *edgev1alpha1.EdgeService, recs []edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, string) {
+// revision every instance ran, when it is older than the current one
+// (current: the status may still name the one before, its write held)
+// and still kept and restorable; else nil and why not.
+func rollbackTarget(svc *edgev1alpha1.EdgeService, current int64, recs []edgev1alpha1.DeployRecord) (*edgev1alpha1.DeployRecord, string) {
 	to := svc.Status.DeployedRevision
-	if to == 0 || to >= svc.Status.Revision {
+	if to == 0 || to >= current {
 		return nil, "no earlier revision ever ran on every instance"
 	}
 	i := slices.IndexFunc(recs, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == to })

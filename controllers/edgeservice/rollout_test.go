@@ -224,15 +224,21 @@ func TestRollbackTarget(t *testing.T) {
 		recs    []edgev1alpha1.DeployRecord
 		want    int64 // the target's revision; 0 for none
 		because string
+		current int64 // the revision being rolled out, when the status names an older one
 	}{
-		{"the last revision that ran everywhere", svc(3, 2), []edgev1alpha1.DeployRecord{rec(1, 0), rec(2, 0), rec(3, 0)}, 2, ""},
-		{"nothing ever ran everywhere", svc(3, 0), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision"},
-		{"the current revision ran everywhere", svc(3, 3), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision"},
-		{"its record was pruned or deleted", svc(3, 2), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "is gone"},
-		{"its record lists only some of its static nodes", svc(3, 2), []edgev1alpha1.DeployRecord{rec(2, 500), rec(3, 0)}, 0, "cannot be restored"},
+		{"the last revision that ran everywhere", svc(3, 2), []edgev1alpha1.DeployRecord{rec(1, 0), rec(2, 0), rec(3, 0)}, 2, "", 0},
+		{"nothing ever ran everywhere", svc(3, 0), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision", 0},
+		{"the current revision ran everywhere", svc(3, 3), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "no earlier revision", 0},
+		{"its record was pruned or deleted", svc(3, 2), []edgev1alpha1.DeployRecord{rec(3, 0)}, 0, "is gone", 0},
+		{"its record lists only some of its static nodes", svc(3, 2), []edgev1alpha1.DeployRecord{rec(2, 500), rec(3, 0)}, 0, "cannot be restored", 0},
+		{"the status still names the revision before, its progress held", svc(2, 2), []edgev1alpha1.DeployRecord{rec(1, 0), rec(2, 0), rec(3, 0)}, 2, "", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := rollbackTarget(tc.svc, tc.recs)
+			current := tc.svc.Status.Revision
+			if tc.current != 0 {
+				current = tc.current
+			}
+			got, why := rollbackTarget(tc.svc, current, tc.recs)
 			switch {
 			case tc.want == 0 && got != nil:
 				t.Fatalf("got revision %d, want none", got.Spec.Revision)

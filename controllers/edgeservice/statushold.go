@@ -28,16 +28,20 @@ import (
 )
 
 // progressOnly says whether a status write would only tell of a healthy
-// rollout going on: instances deploying at the current revision, none
-// failed, everything placed, and nothing a node's agent reads from the
-// status (the instances on nodes that predate NodeAssignment). Such a
-// write can wait a little: the write that sees the instances run, or
-// fail, carries it, and a rollout that runs within the wait costs one
-// status write instead of two. What went wrong, or right again after a
-// problem, is never held.
+// rollout going on in a service observed before: instances deploying at
+// the current revision, none failed, everything placed, and nothing a
+// node's agent reads from the status (the instances on nodes that predate
+// NodeAssignment). Such a write can wait a little: the write that sees
+// the instances run, or fail, carries it, and a rollout that runs within
+// the wait costs one status write instead of two. Meanwhile the stored
+// observedGeneration, below the spec's, tells readers the change is in
+// progress. A new service's first status is never held: without one,
+// kstatus (Flux) reads the service as Current. What went wrong, or right
+// again after a problem, is never held either.
 func progressOnly(was, is *edgev1alpha1.EdgeServiceStatus) bool {
 	prog := meta.FindStatusCondition(is.Conditions, edgev1alpha1.ConditionProgressing)
-	return prog != nil && prog.Status == metav1.ConditionTrue && prog.Reason == edgev1alpha1.ReasonDeploying &&
+	return was.ObservedGeneration > 0 &&
+		prog != nil && prog.Status == metav1.ConditionTrue && prog.Reason == edgev1alpha1.ReasonDeploying &&
 		meta.IsStatusConditionFalse(is.Conditions, edgev1alpha1.ConditionDegraded) &&
 		is.FailedReplicas == 0 &&
 		!meta.IsStatusConditionTrue(was.Conditions, edgev1alpha1.ConditionDegraded) &&

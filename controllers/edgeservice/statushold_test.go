@@ -31,9 +31,10 @@ func cond(typ string, status metav1.ConditionStatus, reason string) metav1.Condi
 	return metav1.Condition{Type: typ, Status: status, Reason: reason}
 }
 
-// deploying is the status of a healthy rollout under way.
+// deploying is the status of a healthy rollout under way, of a service
+// observed before.
 func deploying() *edgev1alpha1.EdgeServiceStatus {
-	return &edgev1alpha1.EdgeServiceStatus{Revision: 1, Replicas: 2, Conditions: []metav1.Condition{
+	return &edgev1alpha1.EdgeServiceStatus{ObservedGeneration: 1, Revision: 1, Replicas: 2, Conditions: []metav1.Condition{
 		cond(edgev1alpha1.ConditionAvailable, metav1.ConditionFalse, edgev1alpha1.ReasonInstancesNotReady),
 		cond(edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonDeploying),
 		cond(edgev1alpha1.ConditionDegraded, metav1.ConditionFalse, edgev1alpha1.ReasonAsExpected),
@@ -56,24 +57,28 @@ func TestProgressOnly(t *testing.T) {
 		s.Conditions = append(s.Conditions, c)
 	}
 	empty := &edgev1alpha1.EdgeServiceStatus{}
+	// done is the status of revision 1 run everywhere.
+	done := with(func(s *edgev1alpha1.EdgeServiceStatus) {
+		s.ReadyReplicas = 2
+		setCond(s, cond(edgev1alpha1.ConditionAvailable, metav1.ConditionTrue, edgev1alpha1.ReasonAllInstancesReady))
+		setCond(s, cond(edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete))
+	})
 	for _, c := range []struct {
 		name    string
 		was, is *edgev1alpha1.EdgeServiceStatus
 		want    bool
 	}{
-		{"a new service's first rollout", empty, deploying(), true},
-		{"a spec change after a finished rollout", with(func(s *edgev1alpha1.EdgeServiceStatus) {
-			setCond(s, cond(edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete))
-		}), deploying(), true},
+		{"a spec change after a finished rollout", done, with(func(s *edgev1alpha1.EdgeServiceStatus) { s.Revision = 2 }), true},
+		{"a new service's first status", empty, deploying(), false},
 		{"one more instance runs, the rollout goes on", deploying(), with(func(s *edgev1alpha1.EdgeServiceStatus) { s.ReadyReplicas = 1 }), true},
 		{"the rollout is done", deploying(), with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			setCond(s, cond(edgev1alpha1.ConditionProgressing, metav1.ConditionFalse, edgev1alpha1.ReasonRolloutComplete))
 		}), false},
-		{"an instance failed", empty, with(func(s *edgev1alpha1.EdgeServiceStatus) {
+		{"an instance failed", done, with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			s.FailedReplicas = 1
 			setCond(s, cond(edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonDeployFailed))
 		}), false},
-		{"placement cannot place every instance", empty, with(func(s *edgev1alpha1.EdgeServiceStatus) {
+		{"placement cannot place every instance", done, with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			setCond(s, cond(edgev1alpha1.ConditionDegraded, metav1.ConditionTrue, edgev1alpha1.ReasonPlacementFailed))
 		}), false},
 		{"recovered from a failure", with(func(s *edgev1alpha1.EdgeServiceStatus) {
@@ -82,10 +87,13 @@ func TestProgressOnly(t *testing.T) {
 		{"a stalled rollout changed", with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			setCond(s, cond(edgev1alpha1.ConditionStalled, metav1.ConditionTrue, edgev1alpha1.ReasonProgressDeadlineExceeded))
 		}), deploying(), false},
-		{"paused between waves", empty, with(func(s *edgev1alpha1.EdgeServiceStatus) {
+		{"paused between waves", done, with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			setCond(s, cond(edgev1alpha1.ConditionProgressing, metav1.ConditionUnknown, edgev1alpha1.ReasonRolloutPaused))
 		}), false},
-		{"an agent that reads its instances from the status", empty, with(func(s *edgev1alpha1.EdgeServiceStatus) {
+		{"waiting between waves", done, with(func(s *edgev1alpha1.EdgeServiceStatus) {
+			setCond(s, cond(edgev1alpha1.ConditionProgressing, metav1.ConditionTrue, edgev1alpha1.ReasonRollingUpdate))
+		}), false},
+		{"an agent that reads its instances from the status", done, with(func(s *edgev1alpha1.EdgeServiceStatus) {
 			s.Containers = []edgev1alpha1.ServiceInstance{{Name: "api-1", NodeName: "legacy"}}
 		}), false},
 	} {

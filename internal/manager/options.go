@@ -141,7 +141,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.NodeGracePeriod, "node-grace-period", c.NodeGracePeriod, "How old a node's Lease may be before the node is offline.")
 	fs.DurationVar(&c.RescheduleGrace, "reschedule-grace-period", c.RescheduleGrace, "How long a node may be offline before instances of dynamic services move off it.")
 	fs.DurationVar(&c.DeletionTimeout, "deletion-timeout", c.DeletionTimeout, "How long a deleted EdgeService waits for agents to remove its containers.")
-	fs.DurationVar(&c.StatusHold, "status-hold", c.StatusHold, "How long an EdgeService's status write that only tells of a healthy rollout under way may wait for the write that sees it done, so that a quick rollout costs one status write; failures, problems and a rollout's end are written at once. 0 writes every step.")
+	fs.DurationVar(&c.StatusHold, "status-hold", c.StatusHold, "How long an EdgeService's status write that only tells of a healthy rollout of a spec change under way may wait for the write that sees it done, so that a quick rollout costs one status write; a new service's first status, failures, problems and a rollout's end are written at once. 0 writes every step.")
 	fs.DurationVar(&c.ReconcileTimeout, "reconcile-timeout", c.ReconcileTimeout, "The longest one reconcile may run; past it, its calls are cancelled and it is retried with back-off.")
 	fs.BoolVar(&o.RunControllers, "controllers", o.RunControllers, "Run the reconcilers. false runs the facade alone, as a read replica.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint binds to; 0 disables it.")

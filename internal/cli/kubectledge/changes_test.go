@@ -74,3 +74,34 @@ func TestServiceName(t *testing.T) {
 		}
 	}
 }
+
+// The revision undo returns from, and history marks current: a change is
+// current once recorded, though its status may come later (the manager
+// holds a rollout's progress up to --status-hold).
+func TestCurrentRevision(t *testing.T) {
+	recs := func(revs ...int64) []edgev1alpha1.DeployRecord {
+		out := make([]edgev1alpha1.DeployRecord, len(revs))
+		for i, r := range revs {
+			out[i].Spec.Revision = r
+		}
+		return out
+	}
+	svc := func(rev int64) *edgev1alpha1.EdgeService {
+		return &edgev1alpha1.EdgeService{Status: edgev1alpha1.EdgeServiceStatus{Revision: rev}}
+	}
+	for _, tc := range []struct {
+		name string
+		svc  *edgev1alpha1.EdgeService
+		recs []edgev1alpha1.DeployRecord
+		want int64
+	}{
+		{"the status names the newest record", svc(3), recs(1, 2, 3), 3},
+		{"a change recorded, its status not written yet", svc(3), recs(1, 2, 3, 4), 4},
+		{"the current record deleted by hand", svc(3), recs(1, 2), 3},
+		{"nothing recorded yet", svc(0), nil, 0},
+	} {
+		if got := currentRevision(tc.svc, tc.recs); got != tc.want {
+			t.Errorf("%s: currentRevision = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

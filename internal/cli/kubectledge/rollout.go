@@ -92,6 +92,7 @@ func (r *rollout) history(ctx context.Context, namespace, name string, revision 
 		fmt.Fprintln(r.out, "No revisions recorded yet.")
 		return nil
 	}
+	current := currentRevision(svc, recs)
 	w := tabwriter.NewWriter(r.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "REVISION\tIMAGE\tCREATED\tCHANGE")
 	for i := range recs {
@@ -104,7 +105,7 @@ func (r *rollout) history(ctx context.Context, namespace, name string, revision 
 			change = append(change[:maxChangesShown], fmt.Sprintf("%d more", len(change)-maxChangesShown))
 		}
 		rev := strconv.FormatInt(rec.Spec.Revision, 10)
-		if rec.Spec.Revision == svc.Status.Revision {
+		if rec.Spec.Revision == current {
 			rev += " (current)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", rev, rec.Spec.Image.Ref, rec.CreationTimestamp.UTC().Format(time.RFC3339), strings.Join(change, "; "))
@@ -179,13 +180,14 @@ func (r *rollout) undo(ctx context.Context, namespace, name string, toRevision i
 	}
 	target := toRevision
 	if target == 0 {
+		current := currentRevision(svc, recs)
 		for _, rec := range recs {
-			if rec.Spec.Revision < svc.Status.Revision {
+			if rec.Spec.Revision < current {
 				target = rec.Spec.Revision
 			}
 		}
 		if target == 0 {
-			return fmt.Errorf("%s%s has no revision before its current one (%d) to return to", kindName, name, svc.Status.Revision)
+			return fmt.Errorf("%s%s has no revision before its current one (%d) to return to", kindName, name, current)
 		}
 	}
 	i := slices.IndexFunc(recs, func(rec edgev1alpha1.DeployRecord) bool { return rec.Spec.Revision == target })
@@ -240,4 +242,15 @@ func (r *rollout) setPaused(ctx context.Context, namespace, name string, paused 
 		fmt.Fprintf(r.out, "%s%s resumed\n", kindName, name)
 	}
 	return nil
+}
+
+// currentRevision is the revision the service is at: its newest record's,
+// which the manager writes before the status, so a change whose status
+// is not written yet (or held, --status-hold) counts; else the status's.
+func currentRevision(svc *edgev1alpha1.EdgeService, recs []edgev1alpha1.DeployRecord) int64 {
+	current := svc.Status.Revision
+	for _, rec := range recs {
+		current = max(current, rec.Spec.Revision)
+	}
+	return current
 }
