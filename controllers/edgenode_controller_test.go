@@ -277,6 +277,8 @@ var _ = Describe("EdgeNode status ownership", func() {
 		Expect(managers["edgeplane-controller"][0]).NotTo(ContainSubstring("f:containers"))
 		Expect(managers["edgeplane-controller"][0]).NotTo(ContainSubstring("f:containerTotal"), "the agent writes the counts")
 		Expect(managers[agentFieldOwner][0]).To(ContainSubstring("f:containerTotal"))
+		Expect(managers[agentFieldOwner][0]).To(ContainSubstring(`"f:nodeInfo":{}`))
+		Expect(managers[agentFieldOwner][0]).NotTo(ContainSubstring("f:agentVersion"), "nodeInfo is one field")
 		Expect(managers[agentFieldOwner][0]).NotTo(ContainSubstring(`"f:status":{}`), "the controller writes online or offline")
 	})
 

@@ -90,8 +90,10 @@ type DeployRecord struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is the recorded configuration; it is immutable.
+	// spec is the recorded configuration; it is immutable. It is tracked
+	// in managedFields as one field: its creator is its only writer.
 	// +required
+	// +structType=atomic
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="DeployRecord spec is immutable"
 	Spec DeployRecordSpec `json:"spec"`
 }

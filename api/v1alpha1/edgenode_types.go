@@ -295,8 +295,10 @@ type ImagePull struct {
 // nodeInfo, bootTime and containers; the controller writes the rest. Each
 // writes only its own fields (server-side apply with its own field manager).
 type EdgeNodeStatus struct {
-	// nodeInfo describes the node. Written by the agent.
+	// nodeInfo describes the node. Written by the agent, whole: it is
+	// tracked in managedFields as one field.
 	// +optional
+	// +structType=atomic
 	NodeInfo *NodeInfo `json:"nodeInfo,omitempty"`
 
 	// bootTime is when the node booted. Written by the agent.

@@ -312,8 +312,10 @@ type EdgeService struct {
 	// +required
 	Spec EdgeServiceSpec `json:"spec"`
 
-	// status is the observed state.
+	// status is the observed state. The controller is its only writer,
+	// so managedFields track it as one field.
 	// +optional
+	// +structType=atomic
 	Status EdgeServiceStatus `json:"status,omitempty"`
 }
 

@@ -294,7 +294,7 @@ var _ = Describe("EdgeService schema", func() {
 		expectInvalid(k8sClient.SubResource("scale").Update(ctx, s, client.WithSubResourceBody(scale)), "a dynamic service needs factor of at least 1")
 	})
 
-	It("tracks the conditions the controller writes as one field, however many there are", func() {
+	It("tracks the status the controller writes as one field, however many conditions it holds", func() {
 		s := staticService(nil)
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		base := client.MergeFrom(s.DeepCopy())
@@ -312,9 +312,7 @@ var _ = Describe("EdgeService schema", func() {
 			}
 		}
 		Expect(status).NotTo(BeNil())
-		fields := string(status.FieldsV1.Raw)
-		Expect(fields).To(ContainSubstring(`"f:conditions":{}`))
-		Expect(fields).NotTo(ContainSubstring("Available"), "no entry per condition")
+		Expect(string(status.FieldsV1.Raw)).To(MatchJSON(`{"f:status":{}}`), "no entry per field or condition")
 	})
 
 	It("refuses to scale a static service", func() {
@@ -420,6 +418,19 @@ var _ = Describe("DeployRecord schema", func() {
 
 		By("having no status to write: a record is a log entry, written once")
 		Expect(apierrors.IsNotFound(k8sClient.Status().Update(ctx, r))).To(BeTrue(), "deployrecords/status does not exist")
+	})
+
+	It("tracks the spec its creator wrote as one field", func() {
+		r := record("owned-1")
+		Expect(k8sClient.Create(ctx, r, client.FieldOwner("schema-test"))).To(Succeed())
+		var spec string
+		for _, mf := range r.ManagedFields {
+			if mf.Manager == "schema-test" {
+				spec = string(mf.FieldsV1.Raw)
+			}
+		}
+		Expect(spec).To(ContainSubstring(`"f:spec":{}`))
+		Expect(spec).NotTo(ContainSubstring("f:image"), "no entry per field of the spec")
 	})
 
 	It("rejects a revision below 1", func() {

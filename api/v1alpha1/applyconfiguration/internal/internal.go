@@ -125,6 +125,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: spec
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordSpec
+        elementRelationship: atomic
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.DeployRecordSpec
   map:
     fields:
@@ -255,6 +256,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: nodeInfo
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.NodeInfo
+        elementRelationship: atomic
     - name: observedGeneration
       type:
         scalar: numeric
@@ -279,6 +281,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.edgeplane.edgeplane.api.v1alpha1.EdgeServiceStatus
+        elementRelationship: atomic
 - name: com.github.edgeplane.edgeplane.api.v1alpha1.EdgeServiceSpec
   map:
     fields:

@@ -38,7 +38,8 @@ import (
 type DeployRecordApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	// spec is the recorded configuration; it is immutable.
+	// spec is the recorded configuration; it is immutable. It is tracked
+	// in managedFields as one field: its creator is its only writer.
 	Spec *DeployRecordSpecApplyConfiguration `json:"spec,omitempty"`
 }
 

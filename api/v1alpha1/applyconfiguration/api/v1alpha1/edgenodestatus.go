@@ -31,7 +31,8 @@ import (
 // nodeInfo, bootTime and containers; the controller writes the rest. Each
 // writes only its own fields (server-side apply with its own field manager).
 type EdgeNodeStatusApplyConfiguration struct {
-	// nodeInfo describes the node. Written by the agent.
+	// nodeInfo describes the node. Written by the agent, whole: it is
+	// tracked in managedFields as one field.
 	NodeInfo *NodeInfoApplyConfiguration `json:"nodeInfo,omitempty"`
 	// bootTime is when the node booted. Written by the agent.
 	BootTime *v1.Time `json:"bootTime,omitempty"`

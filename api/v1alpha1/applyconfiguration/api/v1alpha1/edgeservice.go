@@ -36,7 +36,8 @@ type EdgeServiceApplyConfiguration struct {
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// spec is the deployment configuration.
 	Spec *EdgeServiceSpecApplyConfiguration `json:"spec,omitempty"`
-	// status is the observed state.
+	// status is the observed state. The controller is its only writer,
+	// so managedFields track it as one field.
 	Status *EdgeServiceStatusApplyConfiguration `json:"status,omitempty"`
 }
 
