@@ -179,8 +179,15 @@ func objectSizes(ctx context.Context, c client.Client) string {
 			continue
 		}
 		whole, _ := json.Marshal(u.Object)
-		managed, _ := json.Marshal(u.GetManagedFields())
-		fmt.Fprintf(&b, "\n  %-14s %6d  (%d)", o.kind, len(whole), len(managed))
+		entries := u.GetManagedFields()
+		managed, _ := json.Marshal(entries)
+		// Whose fields the managedFields bytes are: writer, operation, subresource.
+		var by []string
+		for _, e := range entries {
+			one, _ := json.Marshal(e)
+			by = append(by, strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %d", e.Manager, e.Operation, e.Subresource, len(one))), " "))
+		}
+		fmt.Fprintf(&b, "\n  %-14s %6d  (%d: %s)", o.kind, len(whole), len(managed), strings.Join(by, "; "))
 	}
 	return b.String()
 }
