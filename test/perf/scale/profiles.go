@@ -185,7 +185,11 @@ func objectSizes(ctx context.Context, c client.Client) string {
 		var by []string
 		for _, e := range entries {
 			one, _ := json.Marshal(e)
-			by = append(by, strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %d", e.Manager, e.Operation, e.Subresource, len(one))), " "))
+			who := e.Manager + " " + string(e.Operation)
+			if e.Subresource != "" {
+				who += " " + e.Subresource
+			}
+			by = append(by, fmt.Sprintf("%s %d", who, len(one)))
 		}
 		fmt.Fprintf(&b, "\n  %-14s %6d  (%d: %s)", o.kind, len(whole), len(managed), strings.Join(by, "; "))
 	}
