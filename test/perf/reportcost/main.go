@@ -19,7 +19,9 @@ limitations under the License.
 // rate, and the node's stored size, for a node running CONTAINERS
 // containers, written as the agent writes it (a server-side apply), or
 // with WAY=merge as a JSON merge patch of the same status, for
-// comparison. One line per run:
+// comparison, or with WAY=schemaless as the agent writes it to a CRD whose
+// container items have no schema (what the schema of the hot list costs:
+// docs/benchmarks.md says why the shipped CRD keeps it). One line per run:
 //
 //	reportcost: way= containers= reports= apiserver_cpu_ms_per_report= object_bytes= managed_fields_bytes=
 package main
@@ -35,6 +37,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	edgev1alpha1 "github.com/edgeplane/edgeplane/api/v1alpha1"
@@ -46,7 +51,7 @@ import (
 func main() {
 	var sizes, way string
 	var reports int
-	flag.StringVar(&way, "way", "apply", "apply, or merge (a JSON merge patch of the same status).")
+	flag.StringVar(&way, "way", "apply", "apply, merge (a JSON merge patch of the same status) or schemaless (apply, to a CRD whose container items have no schema).")
 	flag.StringVar(&sizes, "containers", "6,50", "Containers on the node, comma-separated: one run each.")
 	flag.IntVar(&reports, "reports", 300, "Reports per run, each a container's state changed.")
 	flag.Parse()
@@ -66,6 +71,15 @@ func run(ctx context.Context, sizes string, reports int, way string) error {
 	if err != nil {
 		return err
 	}
+	switch way {
+	case "apply", "merge":
+	case "schemaless":
+		if err := dropContainerSchema(ctx, c); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--way %q: want apply, merge or schemaless", way)
+	}
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -78,6 +92,50 @@ func run(ctx context.Context, sizes string, reports int, way string) error {
 		fmt.Println(line)
 	}
 	return nil
+}
+
+// dropContainerSchema replaces the schema of an EdgeNode's
+// status.containers items with an object that keeps whatever it holds,
+// then waits until kube-apiserver serves it: a container written with a
+// field the shipped schema prunes keeps it.
+func dropContainerSchema(ctx context.Context, c client.Client) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := c.Get(ctx, client.ObjectKey{Name: "edgenodes." + edgev1alpha1.GroupVersion.Group}, crd); err != nil {
+		return err
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for i := range versions {
+		v := versions[i].(map[string]any)
+		items := []string{"schema", "openAPIV3Schema", "properties", "status", "properties", "containers", "items"}
+		if err := unstructured.SetNestedField(v, map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}, items...); err != nil {
+			return err
+		}
+	}
+	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+		return err
+	}
+	if err := c.Update(ctx, crd); err != nil {
+		return err
+	}
+	probe := &edgev1alpha1.EdgeNode{ObjectMeta: metav1.ObjectMeta{Name: "report-cost-probe"}, Spec: edgev1alpha1.EdgeNodeSpec{Address: "10.0.0.1:7200", Type: "linux"}}
+	if err := c.Create(ctx, probe); err != nil {
+		return err
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"containers":[{"name":"probe","probe":true}]}}`))
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(edgev1alpha1.GroupVersion.WithKind("EdgeNode"))
+		got.SetName(probe.Name)
+		if err := c.Status().Patch(ctx, got, patch); err != nil {
+			return err
+		}
+		cs, _, _ := unstructured.NestedSlice(got.Object, "status", "containers")
+		if len(cs) == 1 && cs[0].(map[string]any)["probe"] == true {
+			return c.Delete(ctx, probe)
+		}
+	}
+	return fmt.Errorf("kube-apiserver still prunes the containers' fields a minute after their schema was dropped")
 }
 
 // containers are n containers as an agent reports them, the i-th report's
