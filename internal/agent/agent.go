@@ -92,8 +92,11 @@ type Options struct {
 	// in full, in case the event stream missed a change.
 	ResyncInterval time.Duration
 	// MinReportInterval is how long a node holds its changes, from the
-	// first of them, to report them in one apply; two reports are at
-	// least this far apart. 0 reports every change at once.
+	// first of them, to report them in one apply; a node with no instance
+	// between two states reports them at once. Two reports are at least
+	// this far apart. 0 reports every change at once. The default, 2 s,
+	// reports a container created and then running in one apply instead
+	// of two.
 	MinReportInterval time.Duration
 	// StopTimeout is how long a container may take to exit when it is
 	// stopped before the runtime kills it.
@@ -134,7 +137,8 @@ func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		MetricsInterval: 10 * time.Second, FiguresInterval: 5 * time.Minute, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
-		AgentVersion: "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
+		MinReportInterval: 2 * time.Second,
+		AgentVersion:      "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
 		MaxParallelImagePulls: DefaultMaxParallelImagePulls, ImagePullProgressDeadline: time.Minute,
 		MaxInstances: edgev1alpha1.DefaultMaxInstances,
 	}

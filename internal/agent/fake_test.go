@@ -48,6 +48,11 @@ type fakeRuntime struct {
 	// deadline passes: an engine that stopped answering.
 	pingGate chan struct{}
 	creates  int
+	// startGate, when set, makes Start return at once and the container
+	// run only once the gate closes, as the simulator starts containers
+	// in the background; starts counts Start calls.
+	startGate chan struct{}
+	starts    int
 	// infoFailures is how many Info calls fail before one answers.
 	infoFailures int
 	// cpu is every running container's CPU figure; below 0, no stats.
@@ -188,6 +193,17 @@ func (f *fakeRuntime) Start(_ context.Context, id string) error {
 	c := f.containers[id]
 	if c == nil {
 		return ErrNotFound
+	}
+	f.starts++
+	if gate := f.startGate; gate != nil {
+		go func() {
+			<-gate
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			c.State, c.StartedAt = edgev1alpha1.ContainerRunning, time.Now()
+			f.notify(id)
+		}()
+		return nil
 	}
 	c.State, c.StartedAt = edgev1alpha1.ContainerRunning, time.Now()
 	f.notify(id)

@@ -75,7 +75,7 @@ func TestFailingReportDelaysNoRenewal(t *testing.T) {
 		}
 	}
 	o := DefaultOptions()
-	o.Clock = clk
+	o.Clock, o.MinReportInterval = clk, 0
 	o.Log = funcr.New(func(_, args string) {
 		mu.Lock()
 		logged = append(logged, args)

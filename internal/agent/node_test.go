@@ -102,6 +102,8 @@ func startTestNodeAs(t *testing.T, n Node, local *localAddress, rt *fakeRuntime,
 	o.Clock, o.Log = clock.RealClock{}, logr.Discard()
 	o.Tick, o.RenewInterval, o.RuntimeProbeInterval, o.ResyncInterval = 10*time.Millisecond, 20*time.Millisecond, 50*time.Millisecond, time.Second
 	o.MetricsInterval, o.StopTimeout, o.ImagePullProgressDeadline = time.Hour, time.Second, time.Hour
+	// Every change at once: the tests count and time reports.
+	o.MinReportInterval = 0
 	change(&o)
 	tn.node = newNode(n, o, rt, c, c, func() bool { return true }, time.Now(), 0)
 	if local != nil && n.Address == "" {

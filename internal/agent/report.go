@@ -66,6 +66,8 @@ type reporter struct {
 	// else changed.
 	reportedInfo *nodeInfo
 	lastPull     time.Time
+	// last is when the last report was written.
+	last time.Time
 	// dropped is how many containers the last report left out.
 	dropped int
 	// apply writes a report; ApplyStatus unless a test says otherwise.
@@ -144,12 +146,23 @@ func (r *reporter) setDesired(desired map[string]want) {
 	}
 }
 
-// reportDue says whether a node reports its changes now: it holds them
+// reportDue says whether a node reports its changes now. It holds them
 // for window from the first of them, so that a burst (a container
 // created, then running a moment later; figures sampled meanwhile) goes
-// out in one apply, and two reports are at least window apart.
-func reportDue(dirty bool, since, now time.Time, window time.Duration) bool {
-	return dirty && !now.Before(since.Add(window))
+// out in one apply; once the node has settled (no instance between two
+// states) it reports them at once, window after its last report at the
+// earliest. Two reports are at least window apart either way.
+func reportDue(dirty, settled bool, since, last, now time.Time, window time.Duration) bool {
+	return dirty && (!now.Before(since.Add(window)) || settled && !now.Before(last.Add(window)))
+}
+
+// reportAt is when held changes are due, by reportDue's rules.
+func reportAt(settled bool, since, last time.Time, window time.Duration) time.Time {
+	at := since.Add(window)
+	if settled && last.Add(window).Before(at) {
+		at = last.Add(window)
+	}
+	return at
 }
 
 // run reports until ctx is done.
@@ -164,11 +177,12 @@ func (r *reporter) run(ctx context.Context) {
 		r.mu.Lock()
 		dirty, since, gen := r.dirty, r.since, r.gen
 		r.mu.Unlock()
+		settled := dirty && s.workers.settled()
 		wait := pullReportEvery
 		switch {
 		case !dirty:
-		case !reportDue(dirty, since, now, s.o.MinReportInterval):
-			wait = since.Add(s.o.MinReportInterval).Sub(now)
+		case !reportDue(dirty, settled, since, r.last, now, s.o.MinReportInterval):
+			wait = reportAt(settled, since, r.last, s.o.MinReportInterval).Sub(now)
 		case s.silent(now) || !s.registered.Load():
 			wait = s.o.Tick
 		case !s.health.probedOnce() || s.health.ready() && !s.cache.listed.Load():
@@ -189,11 +203,12 @@ func (r *reporter) run(ctx context.Context) {
 				wait = s.o.Tick
 				break
 			}
+			r.last = s.o.Clock.Now()
 			r.mu.Lock()
 			if r.gen == gen {
 				r.dirty = false
 			} else {
-				r.since = s.o.Clock.Now()
+				r.since = r.last
 			}
 			r.mu.Unlock()
 			continue

@@ -31,27 +31,40 @@ import (
 func TestReportDue(t *testing.T) {
 	first := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		name   string
-		dirty  bool
-		after  time.Duration // since the first change
-		window time.Duration
-		want   bool
+		name    string
+		dirty   bool
+		settled bool
+		after   time.Duration // since the first change
+		last    time.Duration // the last report, before the first change
+		window  time.Duration
+		want    bool
 	}{
-		{"nothing to report", false, time.Hour, time.Second, false},
-		{"no window: at once", true, 0, 0, true},
-		{"within the window from the first change: held", true, 999 * time.Millisecond, time.Second, false},
-		{"the window is over: reported", true, time.Second, time.Second, true},
-		{"long after", true, time.Minute, time.Second, true},
+		{"nothing to report", false, true, time.Hour, time.Hour, time.Second, false},
+		{"no window: at once", true, false, 0, 0, 0, true},
+		{"within the window from the first change: held", true, false, 999 * time.Millisecond, time.Hour, time.Second, false},
+		{"the window is over: reported", true, false, time.Second, 0, time.Second, true},
+		{"long after", true, false, time.Minute, 0, time.Second, true},
+		{"settled, the last report long ago: at once", true, true, 0, time.Hour, time.Second, true},
+		{"settled, the last report within the window: held", true, true, 500 * time.Millisecond, 400 * time.Millisecond, time.Second, false},
+		{"settled, the window since the last report over: reported", true, true, 500 * time.Millisecond, 500 * time.Millisecond, time.Second, true},
+		{"settled with nothing to report", false, true, time.Hour, time.Hour, time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := reportDue(tc.dirty, first, first.Add(tc.after), tc.window); got != tc.want {
+			last := first.Add(-tc.last)
+			now := first.Add(tc.after)
+			got := reportDue(tc.dirty, tc.settled, first, last, now, tc.window)
+			if got != tc.want {
 				t.Fatalf("reportDue = %v, want %v", got, tc.want)
+			}
+			// Held changes are due when reportAt says, not before.
+			if at := reportAt(tc.settled, first, last, tc.window); tc.dirty && got != !now.Before(at) {
+				t.Fatalf("reportAt = %s after the first change, but reportDue = %v at %s", at.Sub(first), got, tc.after)
 			}
 		})
 	}
 	// A node's first report waits for no window: nothing marked when its
-	// changes began.
-	if !reportDue(true, time.Time{}, first, time.Second) {
+	// changes began, nor a report before.
+	if !reportDue(true, false, time.Time{}, time.Time{}, first, time.Second) {
 		t.Fatal("the first report of a node is held")
 	}
 }
@@ -90,8 +103,60 @@ func TestChangedKeepsTheFirst(t *testing.T) {
 	r.changed()
 	clk.Step(400 * time.Millisecond)
 	r.changed()
-	if !reportDue(r.dirty, r.since, clk.Now(), r.s.o.MinReportInterval) {
+	if !reportDue(r.dirty, false, r.since, r.last, clk.Now(), r.s.o.MinReportInterval) {
 		t.Fatal("a change 1 s after the first is not reported: each change pushed the report back")
+	}
+}
+
+// TestSettled: a node whose container was started but runs only later
+// (the simulator's engine) has not settled until it runs.
+func TestSettled(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.images["app@1#linux"] = true
+	rt.startGate = make(chan struct{})
+	tn := startTestNode(t, rt, service("app", "app@1#linux"))
+	eventually(t, "the container is started", func() bool {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.starts == 1
+	})
+	for range 20 {
+		if tn.workers.settled() {
+			t.Fatal("settled while the container it started is only created")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(rt.startGate)
+	eventually(t, "settled once the container runs", tn.workers.settled)
+}
+
+// TestStartReportedOnce: with the default window, a container created
+// and running a moment later is reported once, running: one write, not
+// one for each step.
+func TestStartReportedOnce(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.images["app@1#linux"] = true
+	rt.startGate = make(chan struct{})
+	tn := startTestNodeWith(t, rt, func(o *Options) { o.MinReportInterval = DefaultOptions().MinReportInterval }, service("app", "app@1#linux"))
+	eventually(t, "the container is started", func() bool {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.starts == 1
+	})
+	time.Sleep(300 * time.Millisecond) // a report now would show it created
+	close(rt.startGate)
+	eventually(t, "the container is reported running", func() bool {
+		c := tn.lastEntry("app-1")
+		return c != nil && c.State == edgev1alpha1.ContainerRunning
+	})
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	for i, r := range tn.reports {
+		for _, c := range r.containers {
+			if c.Name == "app-1" && c.State != edgev1alpha1.ContainerRunning {
+				t.Fatalf("report %d shows the container %s before it ran", i, c.State)
+			}
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -232,6 +233,7 @@ func (w *worker) sync(parent context.Context) time.Duration {
 		w.mu.Lock()
 		w.cancel = nil
 		w.mu.Unlock()
+		s.reporter.poke() // the node may have settled: its changes go out now
 	}()
 	if !s.health.ready() || !s.cache.listed.Load() {
 		return 0 // nothing is asked of an engine that does not answer; woken when it does
@@ -442,6 +444,36 @@ func (s *node) spec(w *want) ContainerSpec {
 		},
 		Spec: &w.svc.Spec,
 	}
+}
+
+// settled says whether every instance is where its step led it: no sync
+// is under way, and no container the node started is still only created
+// (an engine that starts it in the background, as the simulator does).
+// A report then shows where the instances arrived, not a step on the way.
+func (ws *workers) settled() bool {
+	starting := map[string]map[string]bool{}
+	ws.mu.Lock()
+	for task, w := range ws.byTask {
+		w.mu.Lock()
+		busy := w.cancel != nil
+		if len(w.started) > 0 {
+			starting[task] = maps.Clone(w.started)
+		}
+		w.mu.Unlock()
+		if busy {
+			ws.mu.Unlock()
+			return false
+		}
+	}
+	ws.mu.Unlock()
+	for task, started := range starting {
+		for _, c := range ws.s.cache.ofTask(task) {
+			if started[c.ID] && c.State == edgev1alpha1.ContainerCreated && c.StartedAt.IsZero() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pulling says whether an instance waits on a pull.
