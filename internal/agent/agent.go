@@ -91,12 +91,11 @@ type Options struct {
 	// ResyncInterval is how often each node lists its runtime's containers
 	// in full, in case the event stream missed a change.
 	ResyncInterval time.Duration
-	// MinReportInterval is how long a node holds its changes, from the
-	// first of them, to report them in one apply; a node with no instance
-	// between two states reports them at once. Two reports are at least
-	// this far apart. 0 reports every change at once. The default, 2 s,
-	// reports a container created and then running in one apply instead
-	// of two.
+	// MinReportInterval is how long a node holds its changes at most,
+	// from the first of them, while an instance is between two states, to
+	// report them in one apply; a settled node reports them at once. 0
+	// reports every change at once. The default, 2 s, reports a container
+	// created and then running in one apply instead of two.
 	MinReportInterval time.Duration
 	// StopTimeout is how long a container may take to exit when it is
 	// stopped before the runtime kills it.

@@ -34,8 +34,8 @@ import (
 
 // reporter is the node's status manager: the one part that writes its
 // half of EdgeNode status. Parts tell it that something changed; it holds
-// the changes for MinReportInterval from the first of them, builds the
-// report from what the parts hold, and applies it when it differs from the
+// the changes until the node settles, at most MinReportInterval from the
+// first of them, builds the report from what the parts hold, and applies it when it differs from the
 // last one, while the link allows. Pulls under way are reported every
 // pullReportEvery.
 type reporter struct {
@@ -66,8 +66,6 @@ type reporter struct {
 	// else changed.
 	reportedInfo *nodeInfo
 	lastPull     time.Time
-	// last is when the last report was written.
-	last time.Time
 	// dropped is how many containers the last report left out.
 	dropped int
 	// apply writes a report; ApplyStatus unless a test says otherwise.
@@ -146,23 +144,13 @@ func (r *reporter) setDesired(desired map[string]want) {
 	}
 }
 
-// reportDue says whether a node reports its changes now. It holds them
-// for window from the first of them, so that a burst (a container
-// created, then running a moment later; figures sampled meanwhile) goes
-// out in one apply; once the node has settled (no instance between two
-// states) it reports them at once, window after its last report at the
-// earliest. Two reports are at least window apart either way.
-func reportDue(dirty, settled bool, since, last, now time.Time, window time.Duration) bool {
-	return dirty && (!now.Before(since.Add(window)) || settled && !now.Before(last.Add(window)))
-}
-
-// reportAt is when held changes are due, by reportDue's rules.
-func reportAt(settled bool, since, last time.Time, window time.Duration) time.Time {
-	at := since.Add(window)
-	if settled && last.Add(window).Before(at) {
-		at = last.Add(window)
-	}
-	return at
+// reportDue says whether a node reports its changes now: at once when it
+// has settled (no instance between two states), else once window has
+// passed since the first of them, so that a step on the way (a container
+// created, running a moment later) goes out with the state it leads to,
+// in one apply.
+func reportDue(dirty, settled bool, since, now time.Time, window time.Duration) bool {
+	return dirty && (settled || !now.Before(since.Add(window)))
 }
 
 // run reports until ctx is done.
@@ -181,8 +169,8 @@ func (r *reporter) run(ctx context.Context) {
 		wait := pullReportEvery
 		switch {
 		case !dirty:
-		case !reportDue(dirty, settled, since, r.last, now, s.o.MinReportInterval):
-			wait = reportAt(settled, since, r.last, s.o.MinReportInterval).Sub(now)
+		case !reportDue(dirty, settled, since, now, s.o.MinReportInterval):
+			wait = since.Add(s.o.MinReportInterval).Sub(now)
 		case s.silent(now) || !s.registered.Load():
 			wait = s.o.Tick
 		case !s.health.probedOnce() || s.health.ready() && !s.cache.listed.Load():
@@ -203,12 +191,11 @@ func (r *reporter) run(ctx context.Context) {
 				wait = s.o.Tick
 				break
 			}
-			r.last = s.o.Clock.Now()
 			r.mu.Lock()
 			if r.gen == gen {
 				r.dirty = false
 			} else {
-				r.since = r.last
+				r.since = s.o.Clock.Now()
 			}
 			r.mu.Unlock()
 			continue

@@ -88,7 +88,7 @@ func NewFlagSet(cmd string, join bool) (*flag.FlagSet, *Values) {
 	fs.DurationVar(&o.RuntimeProbeInterval, "runtime-probe-interval", o.RuntimeProbeInterval, "How often the engine is pinged; the node's RuntimeReady condition follows within one probe.")
 	fs.StringVar(&v.ImageRegistry, "image-registry", "", "docker: registry prefixed to image repositories that name none, e.g. registry.plant-a.local:5000.")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", o.StopTimeout, "How long a container may take to exit when stopped before it is killed.")
-	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "How long a node holds its changes, from the first of them, to report them in one apply; a node with no instance between two states (created but not yet running, say) reports them at once. Two reports are at least this far apart. 0 reports each change at once.")
+	fs.DurationVar(&o.MinReportInterval, "min-report-interval", o.MinReportInterval, "How long a node holds its changes at most, from the first of them, while an instance is between two states (created but not yet running, say), to report them in one apply; a settled node reports them at once. 0 reports each change at once.")
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", o.ResyncInterval, "How often the runtime's containers are listed in full, besides its event stream.")
 	fs.StringVar(&v.AdvertiseAddress, "advertise-address", "", "HOST:PORT where the node's agent is reached, reported in the EdgeNode's status.nodeInfo.address; with one node. "+
 		"Empty: the host the agent's connection to the hub or kube-apiserver leaves from, port 7200. The EdgeNode's spec.address, when set, wins over it.")
