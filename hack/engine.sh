@@ -30,9 +30,11 @@ kind=${3:-podman}
 [[ "$kind" == podman || "$kind" == docker ]] || { echo "engine: $kind: want podman or docker" >&2; exit 2; }
 log() { echo "engine: $*" >&2; }
 
+# TMPDIR: Podman stages an image copy in a temporary directory (storage*)
+# that a pull cut short by the engine's stop would leave in the caller's.
 podman_in() {
   CONTAINERS_CONF="$dir/containers.conf" CONTAINERS_STORAGE_CONF="$dir/storage.conf" \
-    CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" podman "$@"
+    CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" TMPDIR="$dir/tmp" podman "$@"
 }
 
 # install_packages installs what the engine needs from Debian packages,
@@ -114,7 +116,7 @@ answers() { curl -fs --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 start_podman() {
   write_config
   # setsid: the service outlives this script, and its pid is podman's own.
-  setsid bash -c 'echo $$ >"$0/engine.pid"; CONTAINERS_CONF="$0/containers.conf" CONTAINERS_STORAGE_CONF="$0/storage.conf" CONTAINERS_REGISTRIES_CONF="$0/registries.conf" exec podman system service --time=0 "unix://$0/podman.sock"' "$dir" >"$dir/engine.log" 2>&1 </dev/null &
+  setsid bash -c 'echo $$ >"$0/engine.pid"; CONTAINERS_CONF="$0/containers.conf" CONTAINERS_STORAGE_CONF="$0/storage.conf" CONTAINERS_REGISTRIES_CONF="$0/registries.conf" TMPDIR="$0/tmp" exec podman system service --time=0 "unix://$0/podman.sock"' "$dir" >"$dir/engine.log" 2>&1 </dev/null &
 }
 
 start_docker() {
