@@ -165,7 +165,7 @@ func (r *reporter) run(ctx context.Context) {
 		r.mu.Lock()
 		dirty, since, gen := r.dirty, r.since, r.gen
 		r.mu.Unlock()
-		settled := dirty && s.workers.settled()
+		settled := dirty && s.workers.settled(now, s.o.MinReportInterval)
 		wait := pullReportEvery
 		switch {
 		case !dirty:

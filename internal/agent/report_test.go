@@ -98,26 +98,38 @@ func TestChangedKeepsTheFirst(t *testing.T) {
 	}
 }
 
-// TestSettled: a node whose container was started but runs only later
-// (the simulator's engine) has not settled until it runs.
+// TestSettled: a node waiting on a pull for a window or longer has
+// settled (the pull is a state of its own then, reported as it goes),
+// not before; one whose container was started but runs only later (the
+// simulator's engine) has not, until it runs.
 func TestSettled(t *testing.T) {
 	rt := newFakeRuntime()
-	rt.images["app@1#linux"] = true
+	pull := make(chan struct{})
+	rt.gates["app@1#linux"] = pull
 	rt.startGate = make(chan struct{})
 	tn := startTestNode(t, rt, service("app", "app@1#linux"))
+	settled := func() bool { return tn.workers.settled(time.Now(), time.Hour) }
+	eventually(t, "the image is pulled", tn.workers.pulling)
+	if settled() {
+		t.Fatal("settled within a window of the pull's start")
+	}
+	if !tn.workers.settled(time.Now().Add(time.Hour), time.Hour) {
+		t.Fatal("not settled a window after the pull began")
+	}
+	close(pull)
 	eventually(t, "the container is started", func() bool {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
 		return rt.starts == 1
 	})
 	for range 20 {
-		if tn.workers.settled() {
+		if settled() {
 			t.Fatal("settled while the container it started is only created")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(rt.startGate)
-	eventually(t, "settled once the container runs", tn.workers.settled)
+	eventually(t, "settled once the container runs", settled)
 }
 
 // TestStartReportedOnce: with the default window, a container created

@@ -61,8 +61,9 @@ type worker struct {
 	// cancel ends the sync under way: the instance changed under it.
 	cancel context.CancelFunc
 	fail   *failure
-	// pulling is the pull the instance waits on.
-	pulling *pull
+	// pulling is the pull the instance waits on, since pullingSince.
+	pulling      *pull
+	pullingSince time.Time
 	// started holds the containers this worker started, so that it starts
 	// a container once: one a user stopped stays stopped.
 	started map[string]bool
@@ -331,7 +332,7 @@ func (w *worker) create(ctx context.Context, want *want) (id string, wait time.D
 	}
 	err = s.puller.ensure(ctx, image, want.svc.Spec.Image.EffectivePullPolicy(), creds, func(pl *pull) {
 		w.mu.Lock()
-		w.pulling = pl
+		w.pulling, w.pullingSince = pl, s.o.Clock.Now()
 		w.mu.Unlock()
 		s.reporter.changed()
 	})
@@ -446,16 +447,19 @@ func (s *node) spec(w *want) ContainerSpec {
 	}
 }
 
-// settled says whether every instance is where its step led it: no sync
-// is under way, and no container the node started is still only created
-// (an engine that starts it in the background, as the simulator does).
-// A report then shows where the instances arrived, not a step on the way.
-func (ws *workers) settled() bool {
+// settled says whether every instance is where its step led it at now:
+// no sync is under way but one waiting on a pull for window or longer (a
+// state of its own then, reported as it goes; a shorter one goes out with
+// the running container it leads to), and no container the node started
+// is still only created (an engine that starts it in the background, as
+// the simulator does). A report then shows where the instances arrived,
+// not a step on the way.
+func (ws *workers) settled(now time.Time, window time.Duration) bool {
 	starting := map[string]map[string]bool{}
 	ws.mu.Lock()
 	for task, w := range ws.byTask {
 		w.mu.Lock()
-		busy := w.cancel != nil
+		busy := w.cancel != nil && (w.pulling == nil || now.Sub(w.pullingSince) < window)
 		if len(w.started) > 0 {
 			starting[task] = maps.Clone(w.started)
 		}
