@@ -60,6 +60,10 @@ type worker struct {
 	authoritative bool
 	// cancel ends the sync under way: the instance changed under it.
 	cancel context.CancelFunc
+	// pending says the worker was woken and has not begun its sync yet:
+	// the node has not settled (a new instance's report would otherwise
+	// go out before its container is created).
+	pending bool
 	fail   *failure
 	// pulling is the pull the instance waits on, since pullingSince.
 	pulling      *pull
@@ -176,6 +180,9 @@ func (w *worker) update(next *want, authoritative bool) {
 }
 
 func (w *worker) poke() {
+	w.mu.Lock()
+	w.pending = true
+	w.mu.Unlock()
 	select {
 	case w.signal <- struct{}{}:
 	default:
@@ -228,7 +235,7 @@ func (w *worker) sync(parent context.Context) time.Duration {
 	defer cancel()
 	w.mu.Lock()
 	want, authoritative := w.want, w.authoritative
-	w.cancel = cancel
+	w.cancel, w.pending = cancel, false
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -448,7 +455,8 @@ func (s *node) spec(w *want) ContainerSpec {
 }
 
 // settled says whether every instance is where its step led it at now:
-// no sync is under way but one waiting on a pull for window or longer (a
+// no worker is woken and yet to sync, no sync is under way but one
+// waiting on a pull for window or longer (a
 // state of its own then, reported as it goes; a shorter one goes out with
 // the running container it leads to), and no container the node started
 // is still only created (an engine that starts it in the background, as
@@ -459,7 +467,8 @@ func (ws *workers) settled(now time.Time, window time.Duration) bool {
 	ws.mu.Lock()
 	for task, w := range ws.byTask {
 		w.mu.Lock()
-		busy := w.cancel != nil && (w.pulling == nil || now.Sub(w.pullingSince) < window)
+		syncing, longPull := w.cancel != nil, w.pulling != nil && !now.Before(w.pullingSince.Add(window))
+		busy := syncing && !longPull || !syncing && w.pending
 		if len(w.started) > 0 {
 			starting[task] = maps.Clone(w.started)
 		}
