@@ -64,7 +64,7 @@ type worker struct {
 	// the node has not settled (a new instance's report would otherwise
 	// go out before its container is created).
 	pending bool
-	fail   *failure
+	fail    *failure
 	// pulling is the pull the instance waits on, since pullingSince.
 	pulling      *pull
 	pullingSince time.Time
