@@ -30,8 +30,10 @@ kind=${3:-podman}
 [[ "$kind" == podman || "$kind" == docker ]] || { echo "engine: $kind: want podman or docker" >&2; exit 2; }
 log() { echo "engine: $*" >&2; }
 
-# TMPDIR: Podman stages an image copy in a temporary directory (storage*)
-# that a pull cut short by the engine's stop would leave in the caller's.
+# TMPDIR: an engine's temporary files stay in its directory, not the
+# caller's: Podman stages an image copy there (storage*) that a pull cut
+# short by the engine's stop leaves behind, and Docker Engine's containerd
+# dumps its stacks there (containerd.PID.stacks.log) when slow to stop.
 podman_in() {
   CONTAINERS_CONF="$dir/containers.conf" CONTAINERS_STORAGE_CONF="$dir/storage.conf" \
     CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" TMPDIR="$dir/tmp" podman "$@"
@@ -145,7 +147,8 @@ start_docker() {
 }
 
 run_dockerd() {
-  setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/engine.pid" \
+  mkdir -p "$dir/tmp"
+  TMPDIR="$dir/tmp" setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/engine.pid" \
     --host "unix://$dir/docker.sock" --bridge "$(cat "$dir/bridge")" --iptables=false --ip-forward=false --ip-masq=false \
     --live-restore --default-ulimit nofile=4096:4096 --default-ulimit nproc=4096:4096 >>"$dir/engine.log" 2>&1 </dev/null &
 }
