@@ -136,8 +136,7 @@ func DefaultOptions() Options {
 	return Options{
 		LeaseNamespace: "edgeplane-node-lease", LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		MetricsInterval: 10 * time.Second, FiguresInterval: 5 * time.Minute, Tick: 200 * time.Millisecond, ResyncInterval: 10 * time.Second, StopTimeout: 10 * time.Second,
-		MinReportInterval: 2 * time.Second,
-		AgentVersion:      "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second,
+		AgentVersion: "edge-agent/" + version.Version(), RuntimeProbeInterval: 5 * time.Second, MinReportInterval: 2 * time.Second,
 		MaxParallelImagePulls: DefaultMaxParallelImagePulls, ImagePullProgressDeadline: time.Minute,
 		MaxInstances: edgev1alpha1.DefaultMaxInstances,
 	}

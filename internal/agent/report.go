@@ -35,9 +35,9 @@ import (
 // reporter is the node's status manager: the one part that writes its
 // half of EdgeNode status. Parts tell it that something changed; it holds
 // the changes until the node settles, at most MinReportInterval from the
-// first of them, builds the report from what the parts hold, and applies it when it differs from the
-// last one, while the link allows. Pulls under way are reported every
-// pullReportEvery.
+// first of them, builds the report from what the parts hold, and applies
+// it when it differs from the last one, while the link allows. Pulls
+// under way are reported every pullReportEvery.
 type reporter struct {
 	s    *node
 	wake chan struct{}

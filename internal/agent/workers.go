@@ -456,12 +456,11 @@ func (s *node) spec(w *want) ContainerSpec {
 
 // settled says whether every instance is where its step led it at now:
 // no worker is woken and yet to sync, no sync is under way but one
-// waiting on a pull for window or longer (a
-// state of its own then, reported as it goes; a shorter one goes out with
-// the running container it leads to), and no container the node started
-// is still only created (an engine that starts it in the background, as
-// the simulator does). A report then shows where the instances arrived,
-// not a step on the way.
+// waiting on a pull for window or longer (a state of its own then,
+// reported as it goes; a shorter one goes out with the running container
+// it leads to), and no container the node started is still only created
+// (an engine that starts it in the background, as the simulator does). A
+// report then shows where the instances arrived, not a step on the way.
 func (ws *workers) settled(now time.Time, window time.Duration) bool {
 	starting := map[string]map[string]bool{}
 	ws.mu.Lock()
